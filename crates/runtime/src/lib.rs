@@ -1,0 +1,16 @@
+//! kosha-runtime: what every Kosha function binary shares (SPEC §1, ARCHITECTURE.md).
+//!
+//! - [`config`]: typed environment lookups that fail at start-up with a clear message.
+//! - [`telemetry`]: JSON-lines tracing to stdout, once per process.
+//! - [`serve`]: runs one axum [`Router`](axum::Router) under the Lambda runtime when
+//!   `AWS_LAMBDA_RUNTIME_API` is set, otherwise as a plain HTTP server on `KOSHA_LISTEN`.
+//! - [`aws`]: the AWS SDK config, built once (honours `AWS_ENDPOINT_URL` for the emulator).
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
+
+pub mod aws;
+pub mod config;
+mod serve;
+pub mod telemetry;
+
+pub use serve::{ServeError, serve};
