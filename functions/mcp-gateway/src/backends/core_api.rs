@@ -1,0 +1,240 @@
+//! core-api client (SPEC §7): REST over reqwest/rustls.
+//!
+//! Every call carries `X-Kosha-Principal` (the caller's `client_id`, never the agent's token)
+//! and `X-Request-Deadline` (the gateway's deadline less the 150 ms hop margin). Errors keep
+//! core-api's `{"error": {"code", "message", ...}}` body so the tool layer can map 4xx to the
+//! matching tool error and 5xx or an unreachable core-api to `dependency_unavailable`.
+
+use std::time::Duration;
+
+use reqwest::{Client, Method, StatusCode};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+
+use crate::tools::types::{ArticleHit, Transaction};
+
+/// Why a core-api call failed.
+#[derive(Debug, thiserror::Error)]
+pub enum CoreApiError {
+    /// core-api answered with an error status and (usually) its error body.
+    #[error("core-api answered {status}: {code}")]
+    Status {
+        /// The HTTP status.
+        status: StatusCode,
+        /// core-api's error code (`not_found`, `invalid_argument`, ...), or `http_<status>`.
+        code: String,
+        /// core-api's message, safe to show the agent for 4xx.
+        message: String,
+        /// `Retry-After` or `retry_after_s`, when given.
+        retry_after: Option<Duration>,
+        /// core-api's own failing dependency (`postgres`, `openai`), when it named one.
+        dependency: Option<String>,
+    },
+    /// No connection could be made, or it broke before a response.
+    #[error("core-api unreachable")]
+    Connect,
+    /// The attempt timed out.
+    #[error("core-api timed out")]
+    Timeout,
+    /// The response was not the JSON we expected.
+    #[error("core-api sent an unexpected response")]
+    Decode,
+}
+
+/// Who is calling and by when the answer is needed; sent with every request.
+#[derive(Debug, Clone)]
+pub struct CallMeta {
+    /// The caller's `client_id` (`X-Kosha-Principal`).
+    pub principal: Option<String>,
+    /// `X-Request-Deadline` value (RFC 3339 UTC with ms), already reduced by the hop margin.
+    pub deadline_header: Option<String>,
+    /// Hard cap on this attempt, in addition to the deadline header.
+    pub timeout: Duration,
+}
+
+/// `GET /v1/accounts/{id}/transactions` query.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct ListQuery<'a> {
+    /// 1–100.
+    pub limit: u32,
+    /// Opaque cursor from a previous page.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cursor: Option<&'a str>,
+    /// RFC 3339 lower bound (inclusive).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub from: Option<&'a str>,
+    /// RFC 3339 upper bound (inclusive).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub to: Option<&'a str>,
+}
+
+/// A page of transactions.
+#[derive(Debug, Clone, serde::Deserialize)]
+pub struct TransactionPage {
+    /// Newest first.
+    pub transactions: Vec<Transaction>,
+    /// Cursor for the next page, `None` on the last.
+    pub next_cursor: Option<String>,
+}
+
+/// Knowledge-base search answer.
+#[derive(Debug, Clone, serde::Deserialize)]
+pub struct SearchAnswer {
+    /// Best first.
+    pub results: Vec<ArticleHit>,
+    /// True when ranking fell back to full text only.
+    #[serde(default)]
+    pub degraded: bool,
+    /// Why it degraded (`embeddings_unavailable`).
+    #[serde(default)]
+    pub degraded_reason: Option<String>,
+}
+
+#[derive(serde::Deserialize)]
+struct TransactionEnvelope {
+    transaction: Transaction,
+}
+
+/// The core-api client. Cheap to clone (reqwest's pool is shared).
+#[derive(Debug, Clone)]
+pub struct CoreApi {
+    http: Client,
+    base: String,
+}
+
+impl CoreApi {
+    /// A client for `base_url` (`http://127.0.0.1:8081`, no trailing slash needed).
+    ///
+    /// # Errors
+    /// When the TLS backend cannot be initialised.
+    pub fn new(base_url: &str) -> Result<Self, reqwest::Error> {
+        let http = Client::builder()
+            .connect_timeout(Duration::from_secs(1))
+            .pool_idle_timeout(Duration::from_secs(30))
+            .build()?;
+        Ok(Self {
+            http,
+            base: base_url.trim_end_matches('/').to_owned(),
+        })
+    }
+
+    /// `GET /v1/transactions/{id}`.
+    ///
+    /// # Errors
+    /// [`CoreApiError`].
+    pub async fn get_transaction(
+        &self,
+        meta: &CallMeta,
+        id: &str,
+    ) -> Result<Transaction, CoreApiError> {
+        let path = format!("/v1/transactions/{id}");
+        let env: TransactionEnvelope = self
+            .send(meta, Method::GET, &path, None::<&()>, None::<&()>)
+            .await?;
+        Ok(env.transaction)
+    }
+
+    /// `GET /v1/accounts/{id}/transactions`.
+    ///
+    /// # Errors
+    /// [`CoreApiError`].
+    pub async fn list_transactions(
+        &self,
+        meta: &CallMeta,
+        account_id: &str,
+        query: &ListQuery<'_>,
+    ) -> Result<TransactionPage, CoreApiError> {
+        let path = format!("/v1/accounts/{account_id}/transactions");
+        self.send(meta, Method::GET, &path, Some(query), None::<&()>)
+            .await
+    }
+
+    /// `POST /v1/knowledge/search`.
+    ///
+    /// # Errors
+    /// [`CoreApiError`].
+    pub async fn search(
+        &self,
+        meta: &CallMeta,
+        query: &str,
+        top_k: u32,
+    ) -> Result<SearchAnswer, CoreApiError> {
+        let body = serde_json::json!({ "query": query, "top_k": top_k });
+        self.send(
+            meta,
+            Method::POST,
+            "/v1/knowledge/search",
+            None::<&()>,
+            Some(&body),
+        )
+        .await
+    }
+
+    async fn send<Q: Serialize + ?Sized, B: Serialize + ?Sized, T: DeserializeOwned>(
+        &self,
+        meta: &CallMeta,
+        method: Method,
+        path: &str,
+        query: Option<&Q>,
+        body: Option<&B>,
+    ) -> Result<T, CoreApiError> {
+        let mut req = self
+            .http
+            .request(method, format!("{}{}", self.base, path))
+            .timeout(meta.timeout);
+        if let Some(q) = query {
+            req = req.query(q);
+        }
+        if let Some(b) = body {
+            req = req.json(b);
+        }
+        if let Some(p) = &meta.principal {
+            req = req.header("x-kosha-principal", p);
+        }
+        if let Some(d) = &meta.deadline_header {
+            req = req.header("x-request-deadline", d);
+        }
+        let resp = req.send().await.map_err(transport_error)?;
+        let status = resp.status();
+        if status.is_success() {
+            return resp.json::<T>().await.map_err(|e| {
+                if e.is_timeout() {
+                    CoreApiError::Timeout
+                } else {
+                    CoreApiError::Decode
+                }
+            });
+        }
+        let header_retry = resp
+            .headers()
+            .get(reqwest::header::RETRY_AFTER)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.trim().parse::<u64>().ok())
+            .map(Duration::from_secs);
+        let body: Value = resp.json().await.unwrap_or(Value::Null);
+        let err = &body["error"];
+        let code = err["code"]
+            .as_str()
+            .map_or_else(|| format!("http_{}", status.as_u16()), str::to_owned);
+        let message = err["message"].as_str().unwrap_or_default().to_owned();
+        let retry_after =
+            header_retry.or_else(|| err["retry_after_s"].as_u64().map(Duration::from_secs));
+        let dependency = err["dependency"].as_str().map(str::to_owned);
+        Err(CoreApiError::Status {
+            status,
+            code,
+            message,
+            retry_after,
+            dependency,
+        })
+    }
+}
+
+fn transport_error(e: reqwest::Error) -> CoreApiError {
+    if e.is_timeout() {
+        CoreApiError::Timeout
+    } else {
+        CoreApiError::Connect
+    }
+}

@@ -1,0 +1,101 @@
+//! The MCP server (rmcp): `tools/list` and `tools/call` over stateless Streamable HTTP
+//! (SPEC §3). Argument validation and tool errors are ours (SEP-1303), so `get_tool` stays
+//! `None` and rmcp does no schema validation of its own.
+
+use std::sync::Arc;
+
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, Implementation, ListToolsResult,
+    PaginatedRequestParams, ServerCapabilities, ServerConfig,
+};
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
+use tokio::time::Instant;
+
+use crate::state::Gateway;
+use crate::tools::{self, Call, ToolError};
+
+/// One MCP server per request (stateless); all state lives in [`Gateway`].
+#[derive(Debug, Clone)]
+pub struct McpServer {
+    gateway: Arc<Gateway>,
+}
+
+impl McpServer {
+    /// A server over `gateway`.
+    pub fn new(gateway: Arc<Gateway>) -> Self {
+        Self { gateway }
+    }
+}
+
+/// The Lambda invocation deadline (epoch ms), when running under the Lambda runtime.
+fn lambda_deadline_ms(ctx: &RequestContext<RoleServer>) -> Option<u64> {
+    let parts = ctx.extensions.get::<http::request::Parts>()?;
+    parts
+        .extensions
+        .get::<lambda_http::Context>()
+        .map(|c| c.deadline)
+}
+
+/// `min(now + budget, lambda deadline − 50 ms)` (SPEC §7), as a tokio instant.
+fn call_deadline(budget: std::time::Duration, lambda_deadline_ms: Option<u64>) -> Instant {
+    let now = Instant::now();
+    let by_budget = now + budget;
+    let Some(ms) = lambda_deadline_ms else {
+        return by_budget;
+    };
+    let now_ms = time::OffsetDateTime::now_utc().unix_timestamp_nanos() / 1_000_000;
+    let left_ms = i128::from(ms) - now_ms - 50;
+    let left = std::time::Duration::from_millis(u64::try_from(left_ms.max(0)).unwrap_or(0));
+    by_budget.min(now + left)
+}
+
+impl ServerHandler for McpServer {
+    fn get_info(&self) -> ServerConfig {
+        let mut info = Implementation::new("kosha-mcp-gateway", env!("CARGO_PKG_VERSION"));
+        info.title = Some("Kosha tool gateway".to_owned());
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(info)
+            .with_instructions(
+                "Banking support tools: search the knowledge base, read transactions, and check \
+                 service health. Failed calls return a structured error with a stable `code`; \
+                 honour `retry_after_s` when present.",
+            )
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, McpError> {
+        let tools = self.gateway.tools.iter().map(|t| t.tool.clone()).collect();
+        Ok(ListToolsResult::with_all_items(tools))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, McpError> {
+        let Some(spec) = self.gateway.tool(&request.name) else {
+            return Err(McpError::invalid_params(
+                format!("unknown tool: {}", request.name),
+                None,
+            ));
+        };
+        let deadline = call_deadline(spec.budget, lambda_deadline_ms(&context));
+        let call = Call {
+            gateway: &self.gateway,
+            principal: None,
+            deadline,
+        };
+        if call.remaining() < spec.min_budget {
+            return Ok(ToolError::DeadlineExceeded { dependency: None }
+                .into_result()
+                .into());
+        }
+        Ok(tools::dispatch(&call, &request.name, request.arguments)
+            .await
+            .into())
+    }
+}

@@ -1,0 +1,141 @@
+//! Tool errors (SPEC §3): a failed tool answers `isError: true` with
+//! `structuredContent: {"error": {"code", "message", "retry_after_s"?, "dependency"?}}`.
+//! Never a stack trace, never a secret: messages are written for the calling model.
+
+use rmcp::model::CallToolResult;
+use serde_json::{Map, Value, json};
+
+/// Why a tool call failed, as the agent sees it. Each variant has one stable `code`.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum ToolError {
+    /// An argument is missing, of the wrong type, out of range or malformed (SEP-1303).
+    #[error("{}", if field.is_empty() { message.clone() } else { format!("{field}: {message}") })]
+    InvalidArgument {
+        /// The argument's name (a JSON path such as `top_k`), empty when not one field.
+        field: String,
+        /// What is wrong and what is accepted.
+        message: String,
+    },
+    /// The named entity does not exist.
+    #[error("{0}")]
+    NotFound(String),
+    /// The request conflicts with earlier state (an idempotency key reused with another body).
+    #[error("{0}")]
+    Conflict(String),
+    /// The request's deadline passed, or too little of it was left to start the tool.
+    #[error("the request deadline passed before the tool could complete")]
+    DeadlineExceeded {
+        /// The dependency that was being waited on, if any.
+        dependency: Option<&'static str>,
+    },
+    /// A dependency is down, failing, or its circuit breaker is open.
+    #[error("{dependency} is unavailable; retry later")]
+    DependencyUnavailable {
+        /// `core-api`, `screening-sim`, `openai` or `postgres` (SPEC §8).
+        dependency: &'static str,
+        /// When a retry may succeed, in whole seconds (rounded up).
+        retry_after_s: Option<u64>,
+    },
+    /// The gateway or a dependency is at capacity (bulkhead full, pool exhausted).
+    #[error("the service is at capacity; retry shortly")]
+    Overloaded {
+        /// The saturated dependency, if the limit was a dependency's.
+        dependency: Option<&'static str>,
+        /// When a retry may succeed, in whole seconds.
+        retry_after_s: Option<u64>,
+    },
+    /// A bug on our side. Details are logged, never returned.
+    #[error("internal error")]
+    Internal,
+}
+
+impl ToolError {
+    /// An [`ToolError::InvalidArgument`] for `field`.
+    pub fn invalid(field: impl Into<String>, message: impl Into<String>) -> Self {
+        Self::InvalidArgument {
+            field: field.into(),
+            message: message.into(),
+        }
+    }
+
+    /// The stable code of SPEC §3.
+    pub fn code(&self) -> &'static str {
+        match self {
+            Self::InvalidArgument { .. } => "invalid_argument",
+            Self::NotFound(_) => "not_found",
+            Self::Conflict(_) => "conflict",
+            Self::DeadlineExceeded { .. } => "deadline_exceeded",
+            Self::DependencyUnavailable { .. } => "dependency_unavailable",
+            Self::Overloaded { .. } => "overloaded",
+            Self::Internal => "internal",
+        }
+    }
+
+    /// The `{"error": {...}}` object of SPEC §3.
+    pub fn to_json(&self) -> Value {
+        let mut error = Map::new();
+        error.insert("code".into(), json!(self.code()));
+        error.insert("message".into(), json!(self.to_string()));
+        let (retry_after_s, dependency) = match self {
+            Self::DependencyUnavailable {
+                dependency,
+                retry_after_s,
+            } => (*retry_after_s, Some(*dependency)),
+            Self::Overloaded {
+                dependency,
+                retry_after_s,
+            } => (*retry_after_s, *dependency),
+            Self::DeadlineExceeded { dependency } => (None, *dependency),
+            Self::InvalidArgument { .. }
+            | Self::NotFound(_)
+            | Self::Conflict(_)
+            | Self::Internal => (None, None),
+        };
+        if let Some(s) = retry_after_s {
+            error.insert("retry_after_s".into(), json!(s));
+        }
+        if let Some(d) = dependency {
+            error.insert("dependency".into(), json!(d));
+        }
+        json!({ "error": Value::Object(error) })
+    }
+
+    /// The MCP result: `isError: true`, the error object as `structuredContent` and as text.
+    pub fn into_result(self) -> CallToolResult {
+        CallToolResult::structured_error(self.to_json())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dependency_unavailable_carries_retry_after_and_dependency() {
+        let v = ToolError::DependencyUnavailable {
+            dependency: "core-api",
+            retry_after_s: Some(15),
+        }
+        .to_json();
+        assert_eq!(v["error"]["code"], "dependency_unavailable");
+        assert_eq!(v["error"]["retry_after_s"], 15);
+        assert_eq!(v["error"]["dependency"], "core-api");
+    }
+
+    #[test]
+    fn invalid_argument_names_the_field_and_omits_optional_keys() {
+        let v = ToolError::invalid("top_k", "must be between 1 and 20").to_json();
+        assert_eq!(v["error"]["code"], "invalid_argument");
+        assert_eq!(v["error"]["message"], "top_k: must be between 1 and 20");
+        assert!(v["error"].get("retry_after_s").is_none());
+        assert!(v["error"].get("dependency").is_none());
+    }
+
+    #[test]
+    fn result_is_flagged_as_error_with_text_mirror() {
+        let r = ToolError::NotFound("transaction txn_999999 not found".into()).into_result();
+        assert_eq!(r.is_error, Some(true));
+        assert_eq!(r.content.len(), 1);
+        assert_eq!(r.structured_content.unwrap()["error"]["code"], "not_found");
+    }
+}
