@@ -1,0 +1,75 @@
+# Starting and stopping the local stack (SPEC §2). Source after common.sh.
+# shellcheck shell=bash
+
+# Starts one function binary in local mode in the background; records its PID.
+#   start_fn NAME PORT [ENV=VALUE ...]
+start_fn() {
+  local name="$1" port="$2"; shift 2
+  local bin
+  bin="$(cargo_target)/debug/$name"
+  [[ -x "$bin" ]] || die "$bin is not built"
+  mkdir -p "$DEV_DIR/pids" "$DEV_DIR/logs"
+  env "$@" KOSHA_LISTEN="127.0.0.1:$port" RUST_LOG="${RUST_LOG:-info}" \
+    setsid "$bin" >"$DEV_DIR/logs/$name.log" 2>&1 < /dev/null &
+  echo $! > "$DEV_DIR/pids/$name.pid"
+}
+
+# Stops everything recorded under $DEV_DIR/pids (TERM, then KILL after 5 s).
+stop_all() {
+  local f pid i
+  [[ -d "$DEV_DIR/pids" ]] || return 0
+  for f in "$DEV_DIR"/pids/*.pid; do
+    [[ -e "$f" ]] || continue
+    pid="$(cat "$f")"
+    if kill -0 "$pid" 2>/dev/null; then
+      kill -TERM "$pid" 2>/dev/null || true
+      for ((i = 0; i < 50; i++)); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+      kill -KILL "$pid" 2>/dev/null || true
+    fi
+    rm -f "$f"
+  done
+}
+
+# Prints each recorded process and whether it runs; returns 1 when any is down.
+status_all() {
+  local f pid name ok=0
+  if ! compgen -G "$DEV_DIR/pids/*.pid" >/dev/null; then
+    echo "stack: not running"; return 1
+  fi
+  for f in "$DEV_DIR"/pids/*.pid; do
+    name="$(basename "$f" .pid)"; pid="$(cat "$f")"
+    if kill -0 "$pid" 2>/dev/null; then echo "$name: running (pid $pid)"; else echo "$name: stopped"; ok=1; fi
+  done
+  return $ok
+}
+
+# Builds, migrates, starts every function, and writes $DEV_DIR/stack.env.
+#   stack_up DATABASE_URL
+stack_up() {
+  local db_url="$1"
+  stop_all
+  mkdir -p "$DEV_DIR"
+  ensure_postgres "$db_url"
+  ensure_database "$db_url"
+  log "building the functions"
+  (cd "$ROOT" && cargo build --quiet --bins)
+  log "migrating and seeding $(db_name "$db_url")"
+  DATABASE_URL="$db_url" "$(cargo_target)/debug/core-api" migrate
+
+  local core_port gw_port
+  core_port="$(free_port)"; gw_port="$(free_port)"
+  log "starting core-api on 127.0.0.1:$core_port"
+  start_fn core-api "$core_port" DATABASE_URL="$db_url"
+  wait_http "http://127.0.0.1:$core_port/v1/health" 30 || die "core-api did not start (see $DEV_DIR/logs/core-api.log)"
+  log "starting mcp-gateway on 127.0.0.1:$gw_port"
+  start_fn mcp-gateway "$gw_port" KOSHA_CORE_API_URL="http://127.0.0.1:$core_port"
+  wait_http "http://127.0.0.1:$gw_port/healthz" 30 || die "mcp-gateway did not start (see $DEV_DIR/logs/mcp-gateway.log)"
+
+  cat > "$DEV_DIR/stack.env" <<ENV
+# Written by scripts/dev up. Shell KEY=value lines; source it.
+KOSHA_GATEWAY_URL=http://127.0.0.1:$gw_port/mcp
+KOSHA_CORE_API_URL=http://127.0.0.1:$core_port
+DATABASE_URL=$db_url
+AWS_EC2_METADATA_DISABLED=true
+ENV
+}
