@@ -55,7 +55,9 @@ fn is_compact_jws(token: &str) -> bool {
     let mut segments = 0;
     for segment in token.split('.') {
         segments += 1;
-        let base64url = segment.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_');
+        let base64url = segment
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_');
         if segment.is_empty() || !base64url {
             return false;
         }
@@ -84,11 +86,26 @@ mod tests {
     #[test]
     fn bad_shapes_are_rejected() {
         assert_eq!(extract(Some("Bearer")), Extracted::Rejected(Shape::Empty));
-        assert_eq!(extract(Some("Bearer a.b")), Extracted::Rejected(Shape::Malformed));
-        assert_eq!(extract(Some("Bearer a.b.c.d.e")), Extracted::Rejected(Shape::Malformed));
-        assert_eq!(extract(Some("Bearer a..c")), Extracted::Rejected(Shape::Malformed));
-        assert_eq!(extract(Some("Bearer a.b+/.c")), Extracted::Rejected(Shape::Malformed));
-        assert_eq!(extract(Some("Bearer a.b.c d")), Extracted::Rejected(Shape::Malformed));
+        assert_eq!(
+            extract(Some("Bearer a.b")),
+            Extracted::Rejected(Shape::Malformed)
+        );
+        assert_eq!(
+            extract(Some("Bearer a.b.c.d.e")),
+            Extracted::Rejected(Shape::Malformed)
+        );
+        assert_eq!(
+            extract(Some("Bearer a..c")),
+            Extracted::Rejected(Shape::Malformed)
+        );
+        assert_eq!(
+            extract(Some("Bearer a.b+/.c")),
+            Extracted::Rejected(Shape::Malformed)
+        );
+        assert_eq!(
+            extract(Some("Bearer a.b.c d")),
+            Extracted::Rejected(Shape::Malformed)
+        );
     }
 
     #[test]
@@ -96,6 +113,9 @@ mod tests {
         let big = format!("Bearer {}", "a".repeat(MAX_TOKEN_BYTES + 1));
         assert_eq!(extract(Some(&big)), Extracted::Rejected(Shape::Oversized));
         let fits = format!("a.b.{}", "c".repeat(MAX_TOKEN_BYTES - 4));
-        assert_eq!(extract(Some(&format!("Bearer {fits}"))), Extracted::Token(fits.as_str()));
+        assert_eq!(
+            extract(Some(&format!("Bearer {fits}"))),
+            Extracted::Token(fits.as_str())
+        );
     }
 }

@@ -80,7 +80,12 @@ impl VerifierConfig {
         if leeway_s > MAX_LEEWAY_S {
             return Err(invalid("KOSHA_JWT_LEEWAY_S", "must be at most 60 seconds"));
         }
-        Ok(Self { issuer: issuer.to_owned(), jwks, allowed_client_ids, leeway_s })
+        Ok(Self {
+            issuer: issuer.to_owned(),
+            jwks,
+            allowed_client_ids,
+            leeway_s,
+        })
     }
 
     /// Reads the variables in the module table through `lookup` (e.g.
@@ -90,7 +95,11 @@ impl VerifierConfig {
         let jwks = lookup("KOSHA_JWKS_URL");
         let clients = lookup("KOSHA_ALLOWED_CLIENT_IDS").unwrap_or_default();
         let leeway = match lookup("KOSHA_JWT_LEEWAY_S").filter(|v| !v.trim().is_empty()) {
-            Some(v) => Some(v.trim().parse::<u64>().map_err(|e| invalid("KOSHA_JWT_LEEWAY_S", e))?),
+            Some(v) => Some(
+                v.trim()
+                    .parse::<u64>()
+                    .map_err(|e| invalid("KOSHA_JWT_LEEWAY_S", e))?,
+            ),
             None => None,
         };
         Self::new(&issuer, jwks.as_deref(), clients.split(','), leeway)
@@ -102,12 +111,18 @@ fn parse_jwks_url(raw: &str) -> Result<JwksSource, ConfigError> {
     match url.scheme() {
         "https" => Ok(JwksSource::Http(url)),
         "http" if is_loopback(&url) => Ok(JwksSource::Http(url)),
-        "http" => Err(invalid("KOSHA_JWKS_URL", "plain http is allowed only on a loopback host")),
+        "http" => Err(invalid(
+            "KOSHA_JWKS_URL",
+            "plain http is allowed only on a loopback host",
+        )),
         "file" => url
             .to_file_path()
             .map(JwksSource::File)
             .map_err(|()| invalid("KOSHA_JWKS_URL", "file URL must be file:///absolute/path")),
-        other => Err(invalid("KOSHA_JWKS_URL", format!("unsupported scheme {other:?}"))),
+        other => Err(invalid(
+            "KOSHA_JWKS_URL",
+            format!("unsupported scheme {other:?}"),
+        )),
     }
 }
 
@@ -121,7 +136,10 @@ fn is_loopback(url: &Url) -> bool {
 }
 
 fn invalid(name: &'static str, reason: impl std::fmt::Display) -> ConfigError {
-    ConfigError::Invalid { name, reason: reason.to_string() }
+    ConfigError::Invalid {
+        name,
+        reason: reason.to_string(),
+    }
 }
 
 #[cfg(test)]
@@ -135,30 +153,55 @@ mod tests {
         let config = VerifierConfig::new(POOL, None, ["a", " b "], None).unwrap();
         let expected = Url::parse(&format!("{POOL}/.well-known/jwks.json")).unwrap();
         assert_eq!(config.jwks, JwksSource::Http(expected));
-        assert_eq!(config.allowed_client_ids, vec!["a".to_owned(), "b".to_owned()]);
+        assert_eq!(
+            config.allowed_client_ids,
+            vec!["a".to_owned(), "b".to_owned()]
+        );
         assert_eq!(config.leeway_s, 60);
     }
 
     #[test]
     fn file_and_loopback_http_are_accepted() {
         let file = VerifierConfig::new(POOL, Some("file:///tmp/jwks.json"), ["a"], Some(0));
-        assert_eq!(file.unwrap().jwks, JwksSource::File(PathBuf::from("/tmp/jwks.json")));
+        assert_eq!(
+            file.unwrap().jwks,
+            JwksSource::File(PathBuf::from("/tmp/jwks.json"))
+        );
         assert!(VerifierConfig::new(POOL, Some("http://127.0.0.1:9/j"), ["a"], None).is_ok());
         assert!(VerifierConfig::new(POOL, Some("http://localhost/j"), ["a"], None).is_ok());
     }
 
     #[test]
     fn remote_plain_http_and_other_schemes_are_refused() {
-        for url in ["http://keys.example.com/jwks.json", "ftp://x/y", "file://relative/jwks.json"] {
+        for url in [
+            "http://keys.example.com/jwks.json",
+            "ftp://x/y",
+            "file://relative/jwks.json",
+        ] {
             let err = VerifierConfig::new(POOL, Some(url), ["a"], None).unwrap_err();
-            assert!(matches!(err, ConfigError::Invalid { name: "KOSHA_JWKS_URL", .. }), "{url}");
+            assert!(
+                matches!(
+                    err,
+                    ConfigError::Invalid {
+                        name: "KOSHA_JWKS_URL",
+                        ..
+                    }
+                ),
+                "{url}"
+            );
         }
     }
 
     #[test]
     fn leeway_over_sixty_seconds_is_refused() {
         let err = VerifierConfig::new(POOL, None, ["a"], Some(61)).unwrap_err();
-        assert!(matches!(err, ConfigError::Invalid { name: "KOSHA_JWT_LEEWAY_S", .. }));
+        assert!(matches!(
+            err,
+            ConfigError::Invalid {
+                name: "KOSHA_JWT_LEEWAY_S",
+                ..
+            }
+        ));
     }
 
     #[test]
@@ -185,8 +228,14 @@ mod tests {
             _ => None,
         })
         .unwrap();
-        assert_eq!(config.allowed_client_ids, vec!["c1".to_owned(), "c2".to_owned()]);
+        assert_eq!(
+            config.allowed_client_ids,
+            vec!["c1".to_owned(), "c2".to_owned()]
+        );
         assert_eq!(config.leeway_s, 30);
-        assert_eq!(config.jwks, JwksSource::File(PathBuf::from("/srv/jwks.json")));
+        assert_eq!(
+            config.jwks,
+            JwksSource::File(PathBuf::from("/srv/jwks.json"))
+        );
     }
 }

@@ -39,7 +39,9 @@ pub struct DevKeys {
 
 impl std::fmt::Debug for DevKeys {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("DevKeys").field("kid", &self.kid).finish_non_exhaustive()
+        f.debug_struct("DevKeys")
+            .field("kid", &self.kid)
+            .finish_non_exhaustive()
     }
 }
 
@@ -80,12 +82,18 @@ pub fn generate() -> Result<DevKeys, DevError> {
 pub fn from_private_pem(private_pem: String) -> Result<DevKeys, DevError> {
     let kid = key_id(&private_pem)?;
     let jwks_json = jwks_json(&private_pem, &kid)?;
-    Ok(DevKeys { private_pem, kid, jwks_json })
+    Ok(DevKeys {
+        private_pem,
+        kid,
+        jwks_json,
+    })
 }
 
 /// The `kid` of a private key: the RFC 7638 SHA-256 thumbprint of its public half.
 pub fn key_id(private_pem: &str) -> Result<String, DevError> {
-    public_jwk(private_pem)?.thumbprint(ThumbprintHash::SHA256).map_err(|_| DevError::InvalidKey)
+    public_jwk(private_pem)?
+        .thumbprint(ThumbprintHash::SHA256)
+        .map_err(|_| DevError::InvalidKey)
 }
 
 /// A JWKS holding the public half of `private_pem` under `kid`.
@@ -115,11 +123,15 @@ pub fn write_key_files(dir: &Path, keys: &DevKeys) -> Result<(PathBuf, PathBuf),
 
 /// Reads a private key PEM file written by [`write_key_files`].
 pub fn read_private_pem(path: &Path) -> Result<String, DevError> {
-    std::fs::read_to_string(path).map_err(|source| DevError::Io { path: path.to_path_buf(), source })
+    std::fs::read_to_string(path).map_err(|source| DevError::Io {
+        path: path.to_path_buf(),
+        source,
+    })
 }
 
 fn public_jwk(private_pem: &str) -> Result<Jwk, DevError> {
-    let key = EncodingKey::from_rsa_pem(private_pem.as_bytes()).map_err(|_| DevError::InvalidKey)?;
+    let key =
+        EncodingKey::from_rsa_pem(private_pem.as_bytes()).map_err(|_| DevError::InvalidKey)?;
     Jwk::from_encoding_key(&key, Algorithm::RS256).map_err(|_| DevError::InvalidKey)
 }
 
@@ -138,8 +150,12 @@ fn pem(label: &str, der: &[u8]) -> String {
 fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     use std::io::Write;
     use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
-    let mut file =
-        std::fs::OpenOptions::new().write(true).create(true).truncate(true).mode(0o600).open(path)?;
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(0o600)
+        .open(path)?;
     file.set_permissions(std::fs::Permissions::from_mode(0o600))?;
     file.write_all(bytes)
 }

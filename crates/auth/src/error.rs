@@ -69,7 +69,10 @@ pub fn www_authenticate(resource_metadata_url: &str, error: &AuthError) -> Optio
 /// `<base>/.well-known/oauth-protected-resource` for a public base URL such as
 /// `https://kosha.example.com` (a trailing `/` on `base` is ignored). RFC 9728 §3.
 pub fn resource_metadata_url(base: &str) -> String {
-    format!("{}/.well-known/oauth-protected-resource", base.trim_end_matches('/'))
+    format!(
+        "{}/.well-known/oauth-protected-resource",
+        base.trim_end_matches('/')
+    )
 }
 
 fn quote(value: &str) -> String {

@@ -18,8 +18,8 @@ mod principal;
 mod verifier;
 pub mod visibility;
 
+pub use bearer::MAX_TOKEN_BYTES;
 pub use config::{JwksSource, MAX_LEEWAY_S, VerifierConfig};
 pub use error::{AuthError, ConfigError, resource_metadata_url, www_authenticate};
 pub use principal::{Principal, Role};
-pub use bearer::MAX_TOKEN_BYTES;
 pub use verifier::Verifier;

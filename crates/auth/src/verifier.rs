@@ -25,9 +25,7 @@ use jsonwebtoken::{Algorithm, Validation};
 use crate::bearer::{self, Extracted, Shape};
 use crate::config::{JwksSource, VerifierConfig};
 use crate::error::{AuthError, ConfigError};
-use crate::jwks::{
-    CacheTiming, FileJwksFetcher, HttpJwksFetcher, JwksFetcher, KeyCache, KeyMiss,
-};
+use crate::jwks::{CacheTiming, FileJwksFetcher, HttpJwksFetcher, JwksFetcher, KeyCache, KeyMiss};
 use crate::principal::{Principal, Role};
 
 /// Verifies Cognito access tokens. Build once at start-up; share by cloning.
@@ -133,7 +131,9 @@ impl Verifier {
             validation,
             keys: Arc::new(KeyCache::new(fetcher, timing)),
         };
-        Self { inner: Arc::new(inner) }
+        Self {
+            inner: Arc::new(inner),
+        }
     }
 
     /// Verifies the value of the `Authorization` header (`None` when absent).
@@ -154,7 +154,12 @@ impl Verifier {
             subject: claims.sub,
             username: claims.username,
             roles,
-            scopes: claims.scope.unwrap_or_default().split_whitespace().map(str::to_owned).collect(),
+            scopes: claims
+                .scope
+                .unwrap_or_default()
+                .split_whitespace()
+                .map(str::to_owned)
+                .collect(),
             expires_at: claims.exp,
         })
     }
@@ -188,7 +193,7 @@ impl Verifier {
         if claims.token_use != "access" {
             return Err(Reason::TokenUse);
         }
-        if !self.inner.allowed_client_ids.iter().any(|id| *id == claims.client_id) {
+        if !self.inner.allowed_client_ids.contains(&claims.client_id) {
             tracing::debug!(client_id = %claims.client_id, "client_id not allowed");
             return Err(Reason::ClientNotAllowed);
         }

@@ -52,7 +52,11 @@ pub fn markdown_table() -> String {
     for (tool, allowed) in TOOL_ROLES {
         out.push_str(&format!("| `{tool}` |"));
         for role in roles {
-            out.push_str(if allowed.contains(&role) { " yes |" } else { " no |" });
+            out.push_str(if allowed.contains(&role) {
+                " yes |"
+            } else {
+                " no |"
+            });
         }
         out.push('\n');
     }
@@ -96,6 +100,10 @@ mod tests {
     #[test]
     fn docs_print_this_table() {
         let docs = include_str!("../../../docs/operations.md");
-        assert!(docs.contains(&markdown_table()), "docs/operations.md is out of date:\n{}", markdown_table());
+        assert!(
+            docs.contains(&markdown_table()),
+            "docs/operations.md is out of date:\n{}",
+            markdown_table()
+        );
     }
 }

@@ -1,6 +1,8 @@
 //! The attack matrix of issue 5: each case its own test. Every rejection is a 401/403-class
 //! `AuthError`, never a panic.
 
+#![allow(clippy::unwrap_used)]
+
 mod common;
 
 use std::time::Duration;
@@ -9,7 +11,9 @@ use common::*;
 use jsonwebtoken::{Algorithm, EncodingKey, Header};
 use kosha_auth::{AuthError, MAX_TOKEN_BYTES, Role};
 
-async fn verify_with_serving(header: Option<&str>) -> (Result<kosha_auth::Principal, AuthError>, usize) {
+async fn verify_with_serving(
+    header: Option<&str>,
+) -> (Result<kosha_auth::Principal, AuthError>, usize) {
     let (verifier, fake) = serving_verifier();
     let result = verifier.verify(header).await;
     (result, fake.calls())
@@ -55,7 +59,13 @@ async fn lower_case_bearer_scheme_is_accepted() {
 
 #[tokio::test]
 async fn garbage_is_invalid_token() {
-    for garbage in ["Bearer garbage", "Bearer a.b.c", "Bearer ....", "Bearer \u{1F600}.x.y", "Bearer "] {
+    for garbage in [
+        "Bearer garbage",
+        "Bearer a.b.c",
+        "Bearer ....",
+        "Bearer \u{1F600}.x.y",
+        "Bearer ",
+    ] {
         let (result, _) = verify_with_serving(Some(garbage)).await;
         assert_eq!(result, Err(AuthError::InvalidToken), "{garbage:?}");
     }
@@ -65,7 +75,10 @@ async fn garbage_is_invalid_token() {
 async fn alg_none_is_refused_before_key_lookup() {
     let header = b64(format!(r#"{{"alg":"none","kid":"{}"}}"#, keys().kid).as_bytes());
     let payload = b64(claims().to_string().as_bytes());
-    for token in [format!("{header}.{payload}."), format!("{header}.{payload}.AAAA")] {
+    for token in [
+        format!("{header}.{payload}."),
+        format!("{header}.{payload}.AAAA"),
+    ] {
         let (result, calls) = verify_with_serving(Some(&bearer(&token))).await;
         assert_eq!(result, Err(AuthError::InvalidToken));
         assert_eq!(calls, 0, "a key was looked up for alg none");
@@ -160,14 +173,20 @@ async fn altered_claims_under_a_valid_signature_are_refused() {
     let parts: Vec<&str> = token.split('.').collect();
     let mut claims = claims();
     claims["cognito:groups"] = serde_json::json!(["agent", "operator"]);
-    let forged = format!("{}.{}.{}", parts[0], b64(claims.to_string().as_bytes()), parts[2]);
+    let forged = format!(
+        "{}.{}.{}",
+        parts[0],
+        b64(claims.to_string().as_bytes()),
+        parts[2]
+    );
     let (result, _) = verify_with_serving(Some(&bearer(&forged))).await;
     assert_eq!(result, Err(AuthError::InvalidToken));
 }
 
 #[tokio::test]
 async fn signature_by_another_key_under_our_kid_is_refused() {
-    let token = kosha_auth::dev::sign_claims(&other_keys().private_pem, &keys().kid, &claims()).unwrap();
+    let token =
+        kosha_auth::dev::sign_claims(&other_keys().private_pem, &keys().kid, &claims()).unwrap();
     let (result, _) = verify_with_serving(Some(&bearer(&token))).await;
     assert_eq!(result, Err(AuthError::InvalidToken));
 }

@@ -1,6 +1,8 @@
 //! JWKS cache behaviour on tokio's paused clock (SPEC §5): 10 min fresh, 50 min grace,
 //! refresh-ahead without blocking, at most one fetch per 30 s, single-flight.
 
+#![allow(clippy::unwrap_used)]
+
 mod common;
 
 use std::time::Duration;
@@ -23,7 +25,11 @@ async fn settle() {
     tokio::time::sleep(Duration::from_secs(5)).await;
 }
 
-async fn flood(verifier: &kosha_auth::Verifier, token: &str, n: usize) -> Vec<Result<kosha_auth::Principal, AuthError>> {
+async fn flood(
+    verifier: &kosha_auth::Verifier,
+    token: &str,
+    n: usize,
+) -> Vec<Result<kosha_auth::Principal, AuthError>> {
     let mut set = JoinSet::new();
     for _ in 0..n {
         let verifier = verifier.clone();
@@ -62,7 +68,11 @@ async fn unknown_kid_refreshes_at_most_once_per_30s_however_many_requests() {
     let token = unknown_kid_token();
     let results = flood(&verifier, &token, 50).await;
     assert!(results.iter().all(|r| *r == Err(AuthError::InvalidToken)));
-    assert_eq!(fake.calls(), 2, "50 concurrent unknown kids made more than one fetch");
+    assert_eq!(
+        fake.calls(),
+        2,
+        "50 concurrent unknown kids made more than one fetch"
+    );
 
     advance(Duration::from_secs(20)).await;
     let results = flood(&verifier, &token, 50).await;
@@ -70,7 +80,10 @@ async fn unknown_kid_refreshes_at_most_once_per_30s_however_many_requests() {
     assert_eq!(fake.calls(), 2, "a refresh within 30 s of the last");
 
     advance(Duration::from_secs(11)).await;
-    assert_eq!(verifier.verify(Some(&token)).await, Err(AuthError::InvalidToken));
+    assert_eq!(
+        verifier.verify(Some(&token)).await,
+        Err(AuthError::InvalidToken)
+    );
     assert_eq!(fake.calls(), 3);
 }
 
@@ -78,7 +91,10 @@ async fn unknown_kid_refreshes_at_most_once_per_30s_however_many_requests() {
 async fn unknown_kid_right_after_a_fetch_does_not_refetch() {
     let (verifier, fake) = serving_verifier();
     assert!(verifier.verify(Some(&bearer(&valid_token()))).await.is_ok());
-    assert_eq!(verifier.verify(Some(&unknown_kid_token())).await, Err(AuthError::InvalidToken));
+    assert_eq!(
+        verifier.verify(Some(&unknown_kid_token())).await,
+        Err(AuthError::InvalidToken)
+    );
     assert_eq!(fake.calls(), 1);
 }
 
@@ -90,11 +106,15 @@ async fn rotated_key_is_picked_up_by_an_unknown_kid_refresh() {
     fake.set_body(&rotated.jwks_json);
     advance(Duration::from_secs(31)).await;
 
-    let new_token = bearer(&dev::sign_claims(&rotated.private_pem, &rotated.kid, &claims()).unwrap());
+    let new_token =
+        bearer(&dev::sign_claims(&rotated.private_pem, &rotated.kid, &claims()).unwrap());
     assert!(verifier.verify(Some(&new_token)).await.is_ok());
     assert_eq!(fake.calls(), 2);
     // The old key left the JWKS, so tokens signed with it stop working.
-    assert_eq!(verifier.verify(Some(&bearer(&valid_token()))).await, Err(AuthError::InvalidToken));
+    assert_eq!(
+        verifier.verify(Some(&bearer(&valid_token()))).await,
+        Err(AuthError::InvalidToken)
+    );
 }
 
 #[tokio::test(start_paused = true)]
@@ -107,7 +127,11 @@ async fn stale_keys_serve_at_once_and_refresh_in_the_background() {
 
     let started = Instant::now();
     assert!(verifier.verify(Some(&token)).await.is_ok());
-    assert_eq!(started.elapsed(), Duration::ZERO, "a stale-but-usable request waited for the refresh");
+    assert_eq!(
+        started.elapsed(),
+        Duration::ZERO,
+        "a stale-but-usable request waited for the refresh"
+    );
     settle().await;
     assert_eq!(fake.calls(), 2);
 
@@ -141,7 +165,10 @@ async fn grace_serves_while_the_endpoint_is_down_then_ends_at_60_minutes() {
     assert!(verifier.verify(Some(&token)).await.is_ok());
 
     advance(MIN).await; // past 60 min
-    assert_eq!(verifier.verify(Some(&token)).await, Err(AuthError::InvalidToken));
+    assert_eq!(
+        verifier.verify(Some(&token)).await,
+        Err(AuthError::InvalidToken)
+    );
 }
 
 #[tokio::test(start_paused = true)]
@@ -151,7 +178,10 @@ async fn keys_come_back_after_an_outage_past_grace() {
     assert!(verifier.verify(Some(&token)).await.is_ok());
     fake.set_down();
     advance(61 * MIN).await;
-    assert_eq!(verifier.verify(Some(&token)).await, Err(AuthError::InvalidToken));
+    assert_eq!(
+        verifier.verify(Some(&token)).await,
+        Err(AuthError::InvalidToken)
+    );
     fake.set_body(&keys().jwks_json);
     advance(Duration::from_secs(31)).await;
     assert!(verifier.verify(Some(&token)).await.is_ok());
@@ -163,7 +193,10 @@ async fn cold_cache_with_endpoint_down_retries_at_most_every_30s() {
     let verifier = verifier(fake.clone());
     let token = bearer(&valid_token());
     for _ in 0..20 {
-        assert_eq!(verifier.verify(Some(&token)).await, Err(AuthError::InvalidToken));
+        assert_eq!(
+            verifier.verify(Some(&token)).await,
+            Err(AuthError::InvalidToken)
+        );
     }
     assert_eq!(fake.calls(), 1);
     fake.set_body(&keys().jwks_json);

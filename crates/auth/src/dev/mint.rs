@@ -65,7 +65,9 @@ impl MintClaims {
 
 /// Signs `claims` (issued now, by the system clock) with `private_pem` under `kid`.
 pub fn mint(private_pem: &str, kid: &str, claims: &MintClaims) -> Result<String, DevError> {
-    let now = SystemTime::now().duration_since(UNIX_EPOCH).map_err(|_| DevError::Clock)?;
+    let now = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_err(|_| DevError::Clock)?;
     sign_claims(private_pem, kid, &claims.to_json(now.as_secs())?)
 }
 
@@ -75,7 +77,8 @@ pub fn sign_claims(
     kid: &str,
     claims: &serde_json::Value,
 ) -> Result<String, DevError> {
-    let key = EncodingKey::from_rsa_pem(private_pem.as_bytes()).map_err(|_| DevError::InvalidKey)?;
+    let key =
+        EncodingKey::from_rsa_pem(private_pem.as_bytes()).map_err(|_| DevError::InvalidKey)?;
     let mut header = Header::new(Algorithm::RS256);
     header.typ = None;
     header.kid = Some(kid.to_owned());
@@ -89,5 +92,12 @@ fn jti() -> Result<String, DevError> {
     b[6] = (b[6] & 0x0f) | 0x40;
     b[8] = (b[8] & 0x3f) | 0x80;
     let hex: String = b.iter().map(|x| format!("{x:02x}")).collect();
-    Ok(format!("{}-{}-{}-{}-{}", &hex[..8], &hex[8..12], &hex[12..16], &hex[16..20], &hex[20..]))
+    Ok(format!(
+        "{}-{}-{}-{}-{}",
+        &hex[..8],
+        &hex[8..12],
+        &hex[12..16],
+        &hex[16..20],
+        &hex[20..]
+    ))
 }

@@ -102,13 +102,13 @@ impl KeyCache {
             let state = self.state.lock();
             (state.snapshot.clone(), state.attempts)
         };
-        if let Some(snapshot) = snapshot.as_deref().filter(|s| self.usable(s)) {
-            if let Some(key) = snapshot.keys.get(kid) {
-                if self.stale(snapshot) {
-                    self.refresh_ahead();
-                }
-                return Ok(Arc::clone(key));
+        if let Some(snapshot) = snapshot.as_deref().filter(|s| self.usable(s))
+            && let Some(key) = snapshot.keys.get(kid)
+        {
+            if self.stale(snapshot) {
+                self.refresh_ahead();
             }
+            return Ok(Arc::clone(key));
         }
         self.refresh_inline(seen_attempts).await;
         let state = self.state.lock();
@@ -129,9 +129,9 @@ impl KeyCache {
     /// Marks an attempt as started unless one started within `min_refresh_interval`.
     fn claim_attempt(&self, state: &mut State) -> bool {
         let now = Instant::now();
-        let throttled = state
-            .last_attempt
-            .is_some_and(|last| now.saturating_duration_since(last) < self.timing.min_refresh_interval);
+        let throttled = state.last_attempt.is_some_and(|last| {
+            now.saturating_duration_since(last) < self.timing.min_refresh_interval
+        });
         if throttled {
             return false;
         }
@@ -190,7 +190,10 @@ impl KeyCache {
             }
         };
         tracing::debug!(keys = keys.len(), "JWKS refreshed");
-        let snapshot = Snapshot { keys, fetched_at: Instant::now() };
+        let snapshot = Snapshot {
+            keys,
+            fetched_at: Instant::now(),
+        };
         self.state.lock().snapshot = Some(Arc::new(snapshot));
     }
 }
@@ -214,7 +217,10 @@ fn parse_jwks(body: &[u8]) -> Result<HashMap<String, Arc<DecodingKey>>, serde_js
         };
         let rsa = matches!(jwk.algorithm, AlgorithmParameters::RSA(_));
         let alg_ok = matches!(jwk.common.key_algorithm, None | Some(KeyAlgorithm::RS256));
-        let use_ok = matches!(jwk.common.public_key_use, None | Some(PublicKeyUse::Signature));
+        let use_ok = matches!(
+            jwk.common.public_key_use,
+            None | Some(PublicKeyUse::Signature)
+        );
         if !(rsa && alg_ok && use_ok) {
             continue;
         }

@@ -55,18 +55,32 @@ impl HttpJwksFetcher {
             .connect_timeout(CONNECT_TIMEOUT)
             .timeout(REQUEST_TIMEOUT)
             .build()
-            .map_err(|e| ConfigError::Invalid { name: "KOSHA_JWKS_URL", reason: e.to_string() })?;
+            .map_err(|e| ConfigError::Invalid {
+                name: "KOSHA_JWKS_URL",
+                reason: e.to_string(),
+            })?;
         Ok(Self { client, url })
     }
 
     async fn get(&self) -> Result<Vec<u8>, FetchError> {
         let unavailable = |e: reqwest::Error| FetchError::Unavailable(e.without_url().to_string());
-        let mut response = self.client.get(self.url.clone()).send().await.map_err(unavailable)?;
+        let mut response = self
+            .client
+            .get(self.url.clone())
+            .send()
+            .await
+            .map_err(unavailable)?;
         let status = response.status();
         if !status.is_success() {
-            return Err(FetchError::Unavailable(format!("status {}", status.as_u16())));
+            return Err(FetchError::Unavailable(format!(
+                "status {}",
+                status.as_u16()
+            )));
         }
-        if response.content_length().is_some_and(|len| len > MAX_JWKS_BYTES as u64) {
+        if response
+            .content_length()
+            .is_some_and(|len| len > MAX_JWKS_BYTES as u64)
+        {
             return Err(FetchError::TooLarge);
         }
         let mut body = Vec::new();

@@ -1,5 +1,5 @@
 //! Shared fixtures: one dev key pair per test binary, a counting/failing JWKS fetcher, tokens.
-#![allow(dead_code)]
+#![allow(dead_code, clippy::expect_used, clippy::unwrap_used)]
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
@@ -39,7 +39,11 @@ impl FakeJwks {
     }
 
     pub fn slow(body: &str, delay: Duration) -> Arc<Self> {
-        Arc::new(Self { body: Mutex::new(Some(body.as_bytes().to_vec())), calls: AtomicUsize::new(0), delay })
+        Arc::new(Self {
+            body: Mutex::new(Some(body.as_bytes().to_vec())),
+            calls: AtomicUsize::new(0),
+            delay,
+        })
     }
 
     pub fn down() -> Arc<Self> {
@@ -66,7 +70,10 @@ impl JwksFetcher for FakeJwks {
         self.calls.fetch_add(1, Ordering::SeqCst);
         Box::pin(async move {
             tokio::time::sleep(self.delay).await;
-            self.body.lock().clone().ok_or_else(|| FetchError::Unavailable("status 503".into()))
+            self.body
+                .lock()
+                .clone()
+                .ok_or_else(|| FetchError::Unavailable("status 503".into()))
         })
     }
 }
@@ -86,12 +93,17 @@ pub fn serving_verifier() -> (Verifier, Arc<FakeJwks>) {
 }
 
 pub fn now() -> u64 {
-    SystemTime::now().duration_since(UNIX_EPOCH).expect("clock").as_secs()
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .expect("clock")
+        .as_secs()
 }
 
 /// Valid claims for CLIENT with the agent role, as JSON to modify.
 pub fn claims() -> serde_json::Value {
-    MintClaims::new(ISSUER, CLIENT, &[Role::Agent]).to_json(now()).expect("claims")
+    MintClaims::new(ISSUER, CLIENT, &[Role::Agent])
+        .to_json(now())
+        .expect("claims")
 }
 
 /// `claims` signed with `keys()` under its kid.
