@@ -4,7 +4,8 @@
 //!   [`AuthError`]; [`AuthError::status`] and [`www_authenticate`] give the HTTP answer.
 //! - [`jwks`] fetches and caches the signing keys (10 min fresh, 50 min grace, one refresh per
 //!   30 s for unknown `kid`s).
-//! - [`visibility`] is the one role → tool table.
+//! - [`visibility`] is the one role → tool table; [`ProtectedResourceMetadata`] is the
+//!   RFC 9728 document for `/.well-known/oauth-protected-resource`.
 //! - [`dev`] makes a local RSA key pair, its JWKS, and Cognito-shaped tokens.
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
@@ -14,6 +15,7 @@ mod config;
 pub mod dev;
 mod error;
 pub mod jwks;
+mod metadata;
 mod principal;
 mod verifier;
 pub mod visibility;
@@ -21,5 +23,6 @@ pub mod visibility;
 pub use bearer::MAX_TOKEN_BYTES;
 pub use config::{JwksSource, MAX_LEEWAY_S, VerifierConfig};
 pub use error::{AuthError, ConfigError, resource_metadata_url, www_authenticate};
+pub use metadata::ProtectedResourceMetadata;
 pub use principal::{Principal, Role};
 pub use verifier::Verifier;

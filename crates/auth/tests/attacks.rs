@@ -252,3 +252,49 @@ async fn jwks_serving_non_json_is_invalid_token() {
     let result = verifier(fake).verify(Some(&bearer(&valid_token()))).await;
     assert_eq!(result, Err(AuthError::InvalidToken));
 }
+
+fn headers(values: &[&[u8]]) -> http::HeaderMap {
+    let mut map = http::HeaderMap::new();
+    for value in values {
+        map.append(
+            http::header::AUTHORIZATION,
+            http::HeaderValue::from_bytes(value).unwrap(),
+        );
+    }
+    map
+}
+
+#[tokio::test]
+async fn verify_headers_reads_one_authorization_header() {
+    let (verifier, _) = serving_verifier();
+    let token = bearer(&valid_token());
+    assert!(
+        verifier
+            .verify_headers(&headers(&[token.as_bytes()]))
+            .await
+            .is_ok()
+    );
+    assert_eq!(
+        verifier.verify_headers(&headers(&[])).await,
+        Err(AuthError::Missing)
+    );
+}
+
+#[tokio::test]
+async fn verify_headers_refuses_two_authorization_headers() {
+    let (verifier, _) = serving_verifier();
+    let token = bearer(&valid_token());
+    let result = verifier
+        .verify_headers(&headers(&[token.as_bytes(), token.as_bytes()]))
+        .await;
+    assert_eq!(result, Err(AuthError::InvalidToken));
+}
+
+#[tokio::test]
+async fn verify_headers_refuses_non_ascii_values() {
+    let (verifier, _) = serving_verifier();
+    let result = verifier
+        .verify_headers(&headers(&[b"Bearer \xff.\xfe.\xfd"]))
+        .await;
+    assert_eq!(result, Err(AuthError::InvalidToken));
+}
