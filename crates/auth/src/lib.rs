@@ -1,3 +1,28 @@
-//! kosha-auth: verifies Cognito access tokens (SPEC §5).
+//! kosha-auth: verifies Cognito access tokens and says who is calling (SPEC §5).
+//!
+//! - [`Verifier::verify`] turns an `Authorization` header into a [`Principal`] or an
+//!   [`AuthError`]; [`AuthError::status`] and [`www_authenticate`] give the HTTP answer.
+//! - [`jwks`] fetches and caches the signing keys (10 min fresh, 50 min grace, one refresh per
+//!   30 s for unknown `kid`s).
+//! - [`visibility`] is the one role → tool table; [`ProtectedResourceMetadata`] is the
+//!   RFC 9728 document for `/.well-known/oauth-protected-resource`.
+//! - [`dev`] makes a local RSA key pair, its JWKS, and Cognito-shaped tokens.
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
+
+mod bearer;
+mod config;
+pub mod dev;
+mod error;
+pub mod jwks;
+mod metadata;
+mod principal;
+mod verifier;
+pub mod visibility;
+
+pub use bearer::MAX_TOKEN_BYTES;
+pub use config::{JwksSource, MAX_LEEWAY_S, VerifierConfig};
+pub use error::{AuthError, ConfigError, resource_metadata_url, www_authenticate};
+pub use metadata::ProtectedResourceMetadata;
+pub use principal::{Principal, Role};
+pub use verifier::Verifier;

@@ -1,0 +1,103 @@
+//! Cognito-shaped access tokens signed with a dev key.
+//!
+//! The claims mirror a Cognito user-pool access token: `sub`, `iss`, `client_id`,
+//! `token_use`, `scope`, `cognito:groups`, `exp`, `iat`, `auth_time`, `jti`, `username`.
+//! The header is `{"alg":"RS256","kid":…}` as Cognito's (no `typ`).
+
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use jsonwebtoken::{Algorithm, EncodingKey, Header};
+
+use super::DevError;
+use crate::principal::Role;
+
+/// The `scope` dev tokens carry (a Cognito resource-server scope, `<identifier>/<name>`).
+pub const DEFAULT_SCOPE: &str = "kosha/mcp";
+
+/// What to put into a dev token.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MintClaims {
+    /// `iss`: must equal the gateway's `KOSHA_JWT_ISSUER`.
+    pub issuer: String,
+    /// `client_id` (also `sub` and `username`).
+    pub client_id: String,
+    /// Written to `cognito:groups`; empty means the claim is left out.
+    pub roles: Vec<Role>,
+    /// Lifetime: `exp = iat + ttl` (whole seconds).
+    pub ttl: Duration,
+    /// `token_use`: `"access"` for a usable token.
+    pub token_use: String,
+}
+
+impl MintClaims {
+    /// An access token for `client_id` with `roles`, valid 12 h (SPEC §2).
+    pub fn new(issuer: &str, client_id: &str, roles: &[Role]) -> Self {
+        Self {
+            issuer: issuer.to_owned(),
+            client_id: client_id.to_owned(),
+            roles: roles.to_vec(),
+            ttl: Duration::from_secs(12 * 3600),
+            token_use: "access".to_owned(),
+        }
+    }
+
+    /// The claims as JSON, issued at `now` (seconds since the Unix epoch).
+    pub fn to_json(&self, now: u64) -> Result<serde_json::Value, DevError> {
+        let mut claims = serde_json::json!({
+            "sub": self.client_id,
+            "iss": self.issuer,
+            "client_id": self.client_id,
+            "token_use": self.token_use,
+            "scope": DEFAULT_SCOPE,
+            "auth_time": now,
+            "iat": now,
+            "exp": now.saturating_add(self.ttl.as_secs()),
+            "jti": jti()?,
+            "username": self.client_id,
+        });
+        if !self.roles.is_empty() {
+            let groups: Vec<&str> = self.roles.iter().map(|r| r.as_str()).collect();
+            claims["cognito:groups"] = serde_json::json!(groups);
+        }
+        Ok(claims)
+    }
+}
+
+/// Signs `claims` (issued now, by the system clock) with `private_pem` under `kid`.
+pub fn mint(private_pem: &str, kid: &str, claims: &MintClaims) -> Result<String, DevError> {
+    let now = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_err(|_| DevError::Clock)?;
+    sign_claims(private_pem, kid, &claims.to_json(now.as_secs())?)
+}
+
+/// Signs arbitrary JSON claims RS256 with `private_pem` under `kid`.
+pub fn sign_claims(
+    private_pem: &str,
+    kid: &str,
+    claims: &serde_json::Value,
+) -> Result<String, DevError> {
+    let key =
+        EncodingKey::from_rsa_pem(private_pem.as_bytes()).map_err(|_| DevError::InvalidKey)?;
+    let mut header = Header::new(Algorithm::RS256);
+    header.typ = None;
+    header.kid = Some(kid.to_owned());
+    jsonwebtoken::encode(&header, claims, &key).map_err(|e| DevError::Signing(e.to_string()))
+}
+
+/// A random UUID-v4-shaped token id.
+fn jti() -> Result<String, DevError> {
+    let mut b = [0u8; 16];
+    aws_lc_rs::rand::fill(&mut b).map_err(|_| DevError::Signing("no randomness".to_owned()))?;
+    b[6] = (b[6] & 0x0f) | 0x40;
+    b[8] = (b[8] & 0x3f) | 0x80;
+    let hex: String = b.iter().map(|x| format!("{x:02x}")).collect();
+    Ok(format!(
+        "{}-{}-{}-{}-{}",
+        &hex[..8],
+        &hex[8..12],
+        &hex[12..16],
+        &hex[16..20],
+        &hex[20..]
+    ))
+}

@@ -1,0 +1,136 @@
+//! `kosha-ops token keygen|mint`: the local dev signing key and Cognito-shaped access tokens
+//! (SPEC §2, §11; local dev signing key only, never a real pool's).
+//!
+//! - `keygen --out-dir DIR [--force]` writes `DIR/dev-signing-key.pem` and `DIR/jwks.json`.
+//!   An existing key is kept (its `jwks.json` rewritten) unless `--force`, so `scripts/dev up`
+//!   can run it every time without invalidating tokens. Prints one JSON line:
+//!   `{"kid","private_key","jwks"}`.
+//! - `mint --role agent|operator [--role …] --client-id ID [--ttl 12h]` prints the token on
+//!   stdout. Key from `--key`/`KOSHA_DEV_SIGNING_KEY` (default `.dev/dev-signing-key.pem`),
+//!   issuer from `--issuer`/`KOSHA_JWT_ISSUER` (default `http://127.0.0.1/kosha-dev`).
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use clap::{Args, Subcommand, ValueEnum};
+use kosha_auth::Role;
+use kosha_auth::dev::{self, MintClaims};
+
+use super::CommandError;
+use super::duration::parse_duration;
+
+/// Longest `--ttl` accepted.
+const MAX_TTL: Duration = Duration::from_secs(30 * 86_400);
+
+/// `kosha-ops token …`
+#[derive(Debug, Subcommand)]
+pub enum TokenCommand {
+    /// Make the dev RSA key pair and its JWKS.
+    Keygen(KeygenArgs),
+    /// Sign a dev access token and print it.
+    Mint(MintArgs),
+}
+
+/// `kosha-ops token keygen`
+#[derive(Debug, Args)]
+pub struct KeygenArgs {
+    /// Directory for dev-signing-key.pem and jwks.json (created if absent).
+    #[arg(long, value_name = "DIR", default_value = ".dev")]
+    out_dir: PathBuf,
+    /// Replace an existing key (tokens signed with it stop verifying).
+    #[arg(long)]
+    force: bool,
+}
+
+/// `kosha-ops token mint`
+#[derive(Debug, Args)]
+pub struct MintArgs {
+    /// Role (Cognito group) to grant; repeat for both.
+    #[arg(long = "role", value_enum, required = true)]
+    roles: Vec<RoleArg>,
+    /// The app client id (`client_id`, `sub`, `username`); must be in KOSHA_ALLOWED_CLIENT_IDS.
+    #[arg(long)]
+    client_id: String,
+    /// Lifetime, e.g. 12h, 30m, 3600s (at most 30d).
+    #[arg(long, default_value = "12h", value_parser = parse_ttl)]
+    ttl: Duration,
+    /// The dev private key PEM.
+    #[arg(
+        long,
+        env = "KOSHA_DEV_SIGNING_KEY",
+        default_value = ".dev/dev-signing-key.pem"
+    )]
+    key: PathBuf,
+    /// The `iss` claim; must equal the gateway's KOSHA_JWT_ISSUER.
+    #[arg(
+        long,
+        env = "KOSHA_JWT_ISSUER",
+        default_value = "http://127.0.0.1/kosha-dev"
+    )]
+    issuer: String,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum RoleArg {
+    Agent,
+    Operator,
+}
+
+impl From<RoleArg> for Role {
+    fn from(role: RoleArg) -> Self {
+        match role {
+            RoleArg::Agent => Role::Agent,
+            RoleArg::Operator => Role::Operator,
+        }
+    }
+}
+
+fn parse_ttl(text: &str) -> Result<Duration, String> {
+    let ttl = parse_duration(text)?;
+    if ttl.is_zero() || ttl > MAX_TTL {
+        return Err(format!("{text:?}: ttl must be between 1s and 30d"));
+    }
+    Ok(ttl)
+}
+
+/// Runs a `token` subcommand.
+pub fn run(command: TokenCommand) -> Result<(), CommandError> {
+    match command {
+        TokenCommand::Keygen(args) => keygen(&args),
+        TokenCommand::Mint(args) => mint(&args),
+    }
+}
+
+fn keygen(args: &KeygenArgs) -> Result<(), CommandError> {
+    let key_path = args.out_dir.join(dev::PRIVATE_KEY_FILE);
+    let keys = if key_path.exists() && !args.force {
+        dev::from_private_pem(read_key(&key_path)?)?
+    } else {
+        dev::generate()?
+    };
+    let (private_key, jwks) = dev::write_key_files(&args.out_dir, &keys)?;
+    let line = serde_json::json!({
+        "kid": keys.kid,
+        "private_key": private_key.display().to_string(),
+        "jwks": jwks.display().to_string(),
+    });
+    println!("{line}");
+    Ok(())
+}
+
+fn mint(args: &MintArgs) -> Result<(), CommandError> {
+    let pem = read_key(&args.key)?;
+    let kid = dev::key_id(&pem).map_err(|e| format!("{}: {e}", args.key.display()))?;
+    let mut roles: Vec<Role> = args.roles.iter().map(|&r| r.into()).collect();
+    roles.sort_unstable();
+    roles.dedup();
+    let mut claims = MintClaims::new(&args.issuer, &args.client_id, &roles);
+    claims.ttl = args.ttl;
+    println!("{}", dev::mint(&pem, &kid, &claims)?);
+    Ok(())
+}
+
+fn read_key(path: &Path) -> Result<String, CommandError> {
+    dev::read_private_pem(path)
+        .map_err(|e| format!("{e} (run `kosha-ops token keygen` first)").into())
+}

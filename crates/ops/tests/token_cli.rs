@@ -1,0 +1,158 @@
+//! `kosha-ops token …` end to end: keygen, mint, verify; exit statuses 0 / 1 / 2.
+#![allow(clippy::unwrap_used)]
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+use kosha_auth::{Role, Verifier, VerifierConfig};
+
+const ISSUER: &str = "http://127.0.0.1/kosha-dev";
+
+fn ops(args: &[&str], envs: &[(&str, &str)]) -> Output {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_kosha-ops"));
+    command
+        .args(args)
+        .env_remove("KOSHA_DEV_SIGNING_KEY")
+        .env_remove("KOSHA_JWT_ISSUER");
+    for (key, value) in envs {
+        command.env(key, value);
+    }
+    command.output().unwrap()
+}
+
+fn temp_dir(name: &str) -> PathBuf {
+    std::env::temp_dir().join(format!("kosha-ops-{name}-{}", std::process::id()))
+}
+
+fn stdout(output: &Output) -> String {
+    String::from_utf8(output.stdout.clone())
+        .unwrap()
+        .trim()
+        .to_owned()
+}
+
+#[tokio::test]
+async fn keygen_then_mint_gives_a_token_the_verifier_accepts() {
+    let dir = temp_dir("mint");
+    let out = ops(
+        &["token", "keygen", "--out-dir", dir.to_str().unwrap()],
+        &[],
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let line: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let key = line["private_key"].as_str().unwrap().to_owned();
+
+    // A second keygen keeps the key (same kid); --force replaces it.
+    let again = ops(
+        &["token", "keygen", "--out-dir", dir.to_str().unwrap()],
+        &[],
+    );
+    let again: serde_json::Value = serde_json::from_str(&stdout(&again)).unwrap();
+    assert_eq!(again["kid"], line["kid"]);
+
+    let out = ops(
+        &[
+            "token",
+            "mint",
+            "--role",
+            "agent",
+            "--role",
+            "operator",
+            "--client-id",
+            "dev-agent",
+            "--ttl",
+            "30m",
+        ],
+        &[
+            ("KOSHA_DEV_SIGNING_KEY", &key),
+            ("KOSHA_JWT_ISSUER", ISSUER),
+        ],
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let token = stdout(&out);
+
+    let jwks_url = format!("file://{}", line["jwks"].as_str().unwrap());
+    let config = VerifierConfig::new(ISSUER, Some(&jwks_url), ["dev-agent"], None).unwrap();
+    let principal = Verifier::new(config)
+        .unwrap()
+        .verify(Some(&format!("Bearer {token}")))
+        .await
+        .unwrap();
+    assert_eq!(principal.client_id, "dev-agent");
+    assert_eq!(principal.roles, vec![Role::Agent, Role::Operator]);
+    let claims: serde_json::Value =
+        jsonwebtoken::dangerous::insecure_decode_claims(&token).unwrap();
+    assert_eq!(
+        claims["exp"].as_u64().unwrap() - claims["iat"].as_u64().unwrap(),
+        1800
+    );
+
+    let forced = ops(
+        &[
+            "token",
+            "keygen",
+            "--force",
+            "--out-dir",
+            dir.to_str().unwrap(),
+        ],
+        &[],
+    );
+    let forced: serde_json::Value = serde_json::from_str(&stdout(&forced)).unwrap();
+    assert_ne!(forced["kid"], line["kid"]);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn bad_usage_exits_2() {
+    for args in [
+        &["token", "mint", "--role", "admin", "--client-id", "x"][..],
+        &["token", "mint", "--client-id", "x"][..],
+        &[
+            "token",
+            "mint",
+            "--role",
+            "agent",
+            "--client-id",
+            "x",
+            "--ttl",
+            "12x",
+        ][..],
+        &[
+            "token",
+            "mint",
+            "--role",
+            "agent",
+            "--client-id",
+            "x",
+            "--ttl",
+            "0s",
+        ][..],
+        &["token", "frobnicate"][..],
+    ] {
+        assert_eq!(ops(args, &[]).status.code(), Some(2), "{args:?}");
+    }
+}
+
+#[test]
+fn missing_key_exits_1_with_one_line() {
+    let missing = temp_dir("none").join("dev-signing-key.pem");
+    let out = ops(
+        &["token", "mint", "--role", "agent", "--client-id", "x"],
+        &[("KOSHA_DEV_SIGNING_KEY", missing.to_str().unwrap())],
+    );
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(stderr.starts_with("kosha-ops: "), "{stderr}");
+    assert!(out.stdout.is_empty());
+}
