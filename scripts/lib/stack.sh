@@ -56,13 +56,24 @@ stack_up() {
   log "migrating and seeding $(db_name "$db_url")"
   DATABASE_URL="$db_url" "$(cargo_target)/debug/core-api" migrate
 
+  local ops issuer agent_token operator_token
+  ops="$(cargo_target)/debug/kosha-ops"
+  issuer="http://127.0.0.1/kosha-dev"
+  [[ -f "$DEV_DIR/dev-signing-key.pem" ]] || "$ops" token keygen --out-dir "$DEV_DIR" >/dev/null
+  agent_token="$("$ops" token mint --role agent --client-id kosha-dev-agent \
+    --key "$DEV_DIR/dev-signing-key.pem" --issuer "$issuer" --ttl 24h)"
+  operator_token="$("$ops" token mint --role operator --client-id kosha-dev-operator \
+    --key "$DEV_DIR/dev-signing-key.pem" --issuer "$issuer" --ttl 24h)"
+
   local core_port gw_port
   core_port="$(free_port)"; gw_port="$(free_port)"
   log "starting core-api on 127.0.0.1:$core_port"
   start_fn core-api "$core_port" DATABASE_URL="$db_url"
   wait_http "http://127.0.0.1:$core_port/v1/health" 30 || die "core-api did not start (see $DEV_DIR/logs/core-api.log)"
   log "starting mcp-gateway on 127.0.0.1:$gw_port"
-  start_fn mcp-gateway "$gw_port" KOSHA_CORE_API_URL="http://127.0.0.1:$core_port"
+  start_fn mcp-gateway "$gw_port" KOSHA_CORE_API_URL="http://127.0.0.1:$core_port" \
+    KOSHA_JWT_ISSUER="$issuer" KOSHA_JWKS_URL="file://$DEV_DIR/jwks.json" \
+    KOSHA_ALLOWED_CLIENT_IDS="kosha-dev-agent,kosha-dev-operator"
   wait_http "http://127.0.0.1:$gw_port/healthz" 30 || die "mcp-gateway did not start (see $DEV_DIR/logs/mcp-gateway.log)"
 
   cat > "$DEV_DIR/stack.env" <<ENV
@@ -70,6 +81,11 @@ stack_up() {
 KOSHA_GATEWAY_URL=http://127.0.0.1:$gw_port/mcp
 KOSHA_CORE_API_URL=http://127.0.0.1:$core_port
 DATABASE_URL=$db_url
+KOSHA_AGENT_TOKEN=$agent_token
+KOSHA_OPERATOR_TOKEN=$operator_token
+KOSHA_JWT_ISSUER=$issuer
+KOSHA_DEV_SIGNING_KEY=$DEV_DIR/dev-signing-key.pem
+KOSHA_OPS=$ops
 AWS_EC2_METADATA_DISABLED=true
 ENV
 }

@@ -1,5 +1,6 @@
 //! Gateway configuration, read and validated once at start-up (SPEC §3, §6).
 
+use kosha_auth::VerifierConfig;
 use kosha_runtime::config::{self, ConfigError};
 
 /// Largest accepted request body (SPEC §3): larger gets 413.
@@ -19,6 +20,13 @@ pub struct GatewayConfig {
     /// In-flight requests per instance above which requests are shed with 503
     /// (`KOSHA_MAX_IN_FLIGHT`, default 64).
     pub max_in_flight: usize,
+    /// Token verification (SPEC §5): `KOSHA_JWT_ISSUER` (required), `KOSHA_JWKS_URL`,
+    /// `KOSHA_ALLOWED_CLIENT_IDS`, `KOSHA_JWT_LEEWAY_S`.
+    pub auth: VerifierConfig,
+    /// The public base URL (`https://gw.example.com`) used in the protected-resource metadata
+    /// and `WWW-Authenticate` (`KOSHA_PUBLIC_BASE_URL`); when unset, derived per request from
+    /// `Host` (https, or http for loopback hosts).
+    pub public_base_url: Option<String>,
 }
 
 impl GatewayConfig {
@@ -40,7 +48,12 @@ impl GatewayConfig {
                 "must be at least 1",
             ));
         }
+        let auth = VerifierConfig::from_lookup(config::var)
+            .map_err(|e| ConfigError::new("authentication settings", e.to_string()))?;
         Ok(Self {
+            auth,
+            public_base_url: config::var("KOSHA_PUBLIC_BASE_URL")
+                .map(|u| u.trim_end_matches('/').to_owned()),
             core_api_url: config::string_or("KOSHA_CORE_API_URL", "http://127.0.0.1:8081"),
             allowed_hosts,
             allowed_origins: config::list("KOSHA_ALLOWED_ORIGINS"),

@@ -57,7 +57,11 @@ pub fn router(gateway: Arc<Gateway>) -> Router {
     });
     Router::new()
         .route_service("/mcp", mcp)
-        .route_layer(middleware::from_fn_with_state(edge, guard))
+        .route_layer(middleware::from_fn_with_state(edge.clone(), guard))
+        .route(
+            "/.well-known/oauth-protected-resource",
+            get(protected_resource).with_state(edge),
+        )
         .route("/healthz", get(healthz))
         .fallback(not_found)
 }
@@ -125,6 +129,13 @@ async fn guard(State(edge): State<Arc<Edge>>, req: Request, next: Next) -> Respo
         );
     }
 
+    let principal = match edge.gateway.verifier.verify_headers(req.headers()).await {
+        Ok(p) => p,
+        Err(e) => return auth_error(&e, &public_base(&edge.gateway, req.headers())),
+    };
+    let (mut parts, body) = req.into_parts();
+    parts.extensions.insert(principal);
+
     let prior = edge.in_flight.fetch_add(1, Ordering::AcqRel);
     let _slot = Slot(&edge.in_flight);
     if prior >= config.max_in_flight {
@@ -140,7 +151,6 @@ async fn guard(State(edge): State<Arc<Edge>>, req: Request, next: Next) -> Respo
         return resp;
     }
 
-    let (parts, body) = req.into_parts();
     let bytes: Bytes = match axum::body::to_bytes(body, MAX_BODY_BYTES).await {
         Ok(b) => b,
         Err(_) => {
@@ -185,6 +195,56 @@ async fn guard(State(edge): State<Arc<Edge>>, req: Request, next: Next) -> Respo
     }
     next.run(Request::from_parts(parts, Body::from(bytes)))
         .await
+}
+
+/// 401/403 with `WWW-Authenticate` pointing at the protected-resource metadata (SPEC §5,
+/// RFC 6750 §3, RFC 9728 §5.1). The body says no more than the header.
+fn auth_error(e: &kosha_auth::AuthError, base: &str) -> Response {
+    let mut resp = rpc_error(
+        e.status(),
+        Value::Null,
+        rpc::INVALID_REQUEST,
+        &e.to_string(),
+        None,
+    );
+    let url = kosha_auth::resource_metadata_url(base);
+    if let Some(v) = kosha_auth::www_authenticate(&url, e)
+        && let Ok(v) = HeaderValue::from_str(&v)
+    {
+        resp.headers_mut().insert(header::WWW_AUTHENTICATE, v);
+    }
+    resp
+}
+
+/// The public base URL: configured, else `https://<Host>` (http for loopback hosts).
+fn public_base(gateway: &Gateway, headers: &axum::http::HeaderMap) -> String {
+    if let Some(b) = &gateway.config.public_base_url {
+        return b.clone();
+    }
+    let host = headers
+        .get(header::HOST)
+        .and_then(|h| h.to_str().ok())
+        .unwrap_or("localhost");
+    let bare = strip_port(host);
+    let scheme = if matches!(bare, "localhost" | "127.0.0.1" | "[::1]") {
+        "http"
+    } else {
+        "https"
+    };
+    format!("{scheme}://{host}")
+}
+
+/// `GET /.well-known/oauth-protected-resource` (RFC 9728, SPEC §3).
+async fn protected_resource(
+    State(edge): State<Arc<Edge>>,
+    headers: axum::http::HeaderMap,
+) -> impl IntoResponse {
+    let base = public_base(&edge.gateway, &headers);
+    axum::Json(kosha_auth::ProtectedResourceMetadata::new(
+        &format!("{base}/mcp"),
+        &edge.gateway.config.auth.issuer,
+        &["kosha/mcp"],
+    ))
 }
 
 /// `Host` check against `allowed` (exact `host` or `host:port`, or `*.suffix`).

@@ -12,6 +12,8 @@ use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 use tokio::time::Instant;
 
+use kosha_auth::{Principal, visibility};
+
 use crate::state::Gateway;
 use crate::tools::{self, Call, ToolError};
 
@@ -26,6 +28,19 @@ impl McpServer {
     pub fn new(gateway: Arc<Gateway>) -> Self {
         Self { gateway }
     }
+}
+
+/// The authenticated caller, put into the request extensions by the HTTP edge.
+fn principal(ctx: &RequestContext<RoleServer>) -> Option<&Principal> {
+    ctx.extensions
+        .get::<http::request::Parts>()?
+        .extensions
+        .get::<Principal>()
+}
+
+/// Whether the caller may see and call `tool` (one rule for `tools/list` and `tools/call`).
+fn allowed(ctx: &RequestContext<RoleServer>, tool: &str) -> bool {
+    principal(ctx).is_some_and(|p| visibility::tool_allowed(&p.roles, tool))
 }
 
 /// The Lambda invocation deadline (epoch ms), when running under the Lambda runtime.
@@ -66,9 +81,15 @@ impl ServerHandler for McpServer {
     async fn list_tools(
         &self,
         _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
-        let tools = self.gateway.tools.iter().map(|t| t.tool.clone()).collect();
+        let tools = self
+            .gateway
+            .tools
+            .iter()
+            .filter(|t| allowed(&context, &t.tool.name))
+            .map(|t| t.tool.clone())
+            .collect();
         Ok(ListToolsResult::with_all_items(tools))
     }
 
@@ -77,7 +98,12 @@ impl ServerHandler for McpServer {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
-        let Some(spec) = self.gateway.tool(&request.name) else {
+        // A tool the caller may not use answers exactly as an unknown one.
+        let spec = self
+            .gateway
+            .tool(&request.name)
+            .filter(|_| allowed(&context, &request.name));
+        let Some(spec) = spec else {
             return Err(McpError::invalid_params(
                 format!("unknown tool: {}", request.name),
                 None,
@@ -86,7 +112,7 @@ impl ServerHandler for McpServer {
         let deadline = call_deadline(spec.budget, lambda_deadline_ms(&context));
         let call = Call {
             gateway: &self.gateway,
-            principal: None,
+            principal: principal(&context).map(|p| p.client_id.as_str()),
             deadline,
         };
         if call.remaining() < spec.min_budget {

@@ -4,6 +4,8 @@
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU32, Ordering};
 
+use kosha_auth::Verifier;
+
 use crate::backends::core_api::CoreApi;
 use crate::config::GatewayConfig;
 use crate::tools::get_service_health::DependencyHealth;
@@ -18,7 +20,20 @@ pub struct Gateway {
     pub core_api: CoreApi,
     /// Every tool served, in `tools/list` order.
     pub tools: Vec<ToolSpec>,
+    /// Access-token verifier (JWKS cache shared by all requests).
+    pub verifier: Verifier,
     core_api_in_flight: AtomicU32,
+}
+
+/// Why the gateway's state could not be built.
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    /// The HTTP client (TLS backend) failed to initialise.
+    #[error("http client: {0}")]
+    Http(#[from] reqwest::Error),
+    /// The token verifier's configuration is invalid.
+    #[error("auth: {0}")]
+    Auth(#[from] kosha_auth::ConfigError),
 }
 
 /// Holds one in-flight slot for core-api until dropped.
@@ -35,10 +50,12 @@ impl Gateway {
     /// Builds the state from `config`.
     ///
     /// # Errors
-    /// When the HTTP client cannot be built.
-    pub fn new(config: GatewayConfig) -> Result<Self, reqwest::Error> {
+    /// [`StartError`] when a client cannot be built from the configuration.
+    pub fn new(config: GatewayConfig) -> Result<Self, StartError> {
         let core_api = CoreApi::new(&config.core_api_url)?;
+        let verifier = Verifier::new(config.auth.clone())?;
         Ok(Self {
+            verifier,
             config,
             core_api,
             tools: tools::registry(),
