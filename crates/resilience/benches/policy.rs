@@ -1,1 +1,2 @@
+//! Benchmark placeholder.
 fn main() {}

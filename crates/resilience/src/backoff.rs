@@ -25,7 +25,10 @@ pub struct Backoff {
 
 impl Backoff {
     /// Base 50 ms, cap 1 s: the default for every dependency (the seed leaves it open).
-    pub const DEFAULT: Self = Self { base_ms: 50, cap_ms: 1_000 };
+    pub const DEFAULT: Self = Self {
+        base_ms: 50,
+        cap_ms: 1_000,
+    };
 
     /// `base` is the ceiling for the first retry, `cap` bounds every ceiling. Both are kept in
     /// whole milliseconds; `base` must be ≥ 1 ms and `cap` ≥ `base`.
@@ -33,10 +36,16 @@ impl Backoff {
         let base_ms = u64::try_from(base.as_millis()).unwrap_or(u64::MAX);
         let cap_ms = u64::try_from(cap.as_millis()).unwrap_or(u64::MAX);
         if base_ms == 0 {
-            return Err(ConfigError::invalid("backoff.base", "must be at least 1 ms"));
+            return Err(ConfigError::invalid(
+                "backoff.base",
+                "must be at least 1 ms",
+            ));
         }
         if cap_ms < base_ms {
-            return Err(ConfigError::invalid("backoff.cap", "must be at least backoff.base"));
+            return Err(ConfigError::invalid(
+                "backoff.cap",
+                "must be at least backoff.base",
+            ));
         }
         Ok(Self { base_ms, cap_ms })
     }

@@ -64,22 +64,40 @@ impl BreakerConfig {
     /// Checks the settings.
     pub fn validate(&self) -> Result<(), ConfigError> {
         if !(1..=10_000).contains(&self.window) {
-            return Err(ConfigError::invalid("breaker.window", "must be in 1..=10000"));
+            return Err(ConfigError::invalid(
+                "breaker.window",
+                "must be in 1..=10000",
+            ));
         }
         if !(1..=self.window).contains(&self.min_calls) {
-            return Err(ConfigError::invalid("breaker.min_calls", "must be in 1..=window"));
+            return Err(ConfigError::invalid(
+                "breaker.min_calls",
+                "must be in 1..=window",
+            ));
         }
         if !(1..=100).contains(&self.failure_rate_pct) {
-            return Err(ConfigError::invalid("breaker.failure_rate_pct", "must be in 1..=100"));
+            return Err(ConfigError::invalid(
+                "breaker.failure_rate_pct",
+                "must be in 1..=100",
+            ));
         }
         if self.open_duration.is_zero() {
-            return Err(ConfigError::invalid("breaker.open_duration", "must be positive"));
+            return Err(ConfigError::invalid(
+                "breaker.open_duration",
+                "must be positive",
+            ));
         }
         if !(1..=100).contains(&self.half_open_probes) {
-            return Err(ConfigError::invalid("breaker.half_open_probes", "must be in 1..=100"));
+            return Err(ConfigError::invalid(
+                "breaker.half_open_probes",
+                "must be in 1..=100",
+            ));
         }
         if self.probe_lease.is_zero() {
-            return Err(ConfigError::invalid("breaker.probe_lease", "must be positive"));
+            return Err(ConfigError::invalid(
+                "breaker.probe_lease",
+                "must be positive",
+            ));
         }
         Ok(())
     }

@@ -47,10 +47,16 @@ impl BudgetConfig {
     /// Checks the settings.
     pub fn validate(&self) -> Result<(), ConfigError> {
         if self.cap_tokens == 0 || self.cap_tokens > 1_000_000 {
-            return Err(ConfigError::invalid("budget.cap_tokens", "must be in 1..=1000000"));
+            return Err(ConfigError::invalid(
+                "budget.cap_tokens",
+                "must be in 1..=1000000",
+            ));
         }
         if self.min_retries_per_sec > 1_000_000 {
-            return Err(ConfigError::invalid("budget.min_retries_per_sec", "must be at most 1000000"));
+            return Err(ConfigError::invalid(
+                "budget.min_retries_per_sec",
+                "must be at most 1000000",
+            ));
         }
         Ok(())
     }
@@ -96,9 +102,11 @@ impl RetryBudget {
         if self.earned.load(Ordering::Relaxed) >= cap {
             return;
         }
-        let _ = self.earned.fetch_update(Ordering::AcqRel, Ordering::Relaxed, |v| {
-            Some(v.saturating_add(DEPOSIT_MILLI).min(cap))
-        });
+        let _ = self
+            .earned
+            .fetch_update(Ordering::AcqRel, Ordering::Relaxed, |v| {
+                Some(v.saturating_add(DEPOSIT_MILLI).min(cap))
+            });
     }
 
     /// Takes one token for a retry, from the earned bucket first, then the floor. `false`
@@ -106,7 +114,9 @@ impl RetryBudget {
     pub fn try_withdraw(&self) -> bool {
         let earned = self
             .earned
-            .fetch_update(Ordering::AcqRel, Ordering::Relaxed, |v| v.checked_sub(WITHDRAW_MILLI));
+            .fetch_update(Ordering::AcqRel, Ordering::Relaxed, |v| {
+                v.checked_sub(WITHDRAW_MILLI)
+            });
         if earned.is_ok() || self.withdraw_floor() {
             return true;
         }

@@ -40,10 +40,16 @@ impl BulkheadConfig {
     /// Checks the settings: capacity in 1..=[`Semaphore::MAX_PERMITS`], wait ≤ [`MAX_WAIT`].
     pub fn validate(&self) -> Result<(), ConfigError> {
         if self.capacity == 0 || self.capacity > Semaphore::MAX_PERMITS {
-            return Err(ConfigError::invalid("bulkhead.capacity", "must be at least 1"));
+            return Err(ConfigError::invalid(
+                "bulkhead.capacity",
+                "must be at least 1",
+            ));
         }
         if self.wait > MAX_WAIT {
-            return Err(ConfigError::invalid("bulkhead.wait", "must be at most 50 ms"));
+            return Err(ConfigError::invalid(
+                "bulkhead.wait",
+                "must be at most 50 ms",
+            ));
         }
         Ok(())
     }

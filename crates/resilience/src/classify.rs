@@ -104,7 +104,10 @@ mod tests {
     use super::*;
 
     fn status(status: u16) -> ErrorClass {
-        ErrorClass::Status { status, retry_after: None }
+        ErrorClass::Status {
+            status,
+            retry_after: None,
+        }
     }
 
     #[test]
@@ -127,7 +130,11 @@ mod tests {
         ] {
             assert_eq!(class.retryable(), retryable, "{class:?} retryable");
             assert_eq!(class.counts_as_failure(), failure, "{class:?} failure");
-            let expected = if failure { Outcome::Failure } else { Outcome::Neutral };
+            let expected = if failure {
+                Outcome::Failure
+            } else {
+                Outcome::Neutral
+            };
             assert_eq!(class.outcome(), expected);
         }
     }
@@ -135,7 +142,14 @@ mod tests {
     #[test]
     fn retry_after_is_carried_on_status() {
         let wait = Some(Duration::from_millis(1_500));
-        assert_eq!(ErrorClass::Status { status: 429, retry_after: wait }.retry_after(), wait);
+        assert_eq!(
+            ErrorClass::Status {
+                status: 429,
+                retry_after: wait
+            }
+            .retry_after(),
+            wait
+        );
         assert_eq!(ErrorClass::Timeout.retry_after(), None);
     }
 }

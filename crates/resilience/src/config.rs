@@ -33,8 +33,8 @@ use std::time::Duration;
 
 use crate::backoff::Backoff;
 use crate::breaker::BreakerConfig;
-use crate::bulkhead::BulkheadConfig;
 use crate::budget::BudgetConfig;
+use crate::bulkhead::BulkheadConfig;
 use crate::deadline::Deadline;
 use crate::retry::RetryConfig;
 use crate::timeout::AttemptTimeout;
@@ -88,7 +88,12 @@ pub enum Dependency {
 
 impl Dependency {
     /// Every dependency with a [`PolicyConfig`].
-    pub const ALL: [Self; 4] = [Self::CoreApiRead, Self::CoreApiWrite, Self::ScreeningSim, Self::OpenAi];
+    pub const ALL: [Self; 4] = [
+        Self::CoreApiRead,
+        Self::CoreApiWrite,
+        Self::ScreeningSim,
+        Self::OpenAi,
+    ];
 
     /// The dependency name of SPEC §8 (metrics dimension, override key): reads and writes
     /// share `core-api`.
@@ -141,13 +146,19 @@ impl PolicyConfig {
             Dependency::OpenAi => (2_000, 2, 8, 10, 30_000, 100),
         };
         Self {
-            attempt: AttemptTimeout { cap: ms(cap), margin: ms(margin) },
+            attempt: AttemptTimeout {
+                cap: ms(cap),
+                margin: ms(margin),
+            },
             retry: RetryConfig {
                 max_attempts: attempts,
                 backoff: Backoff::DEFAULT,
                 min_attempt: ms(100),
             },
-            bulkhead: BulkheadConfig { capacity, wait: ms(10) },
+            bulkhead: BulkheadConfig {
+                capacity,
+                wait: ms(10),
+            },
             breaker: BreakerConfig {
                 window,
                 min_calls: window / 2,
@@ -156,7 +167,10 @@ impl PolicyConfig {
                 half_open_probes: 3,
                 probe_lease: ms(cap * u64::from(attempts) + 1_000),
             },
-            budget: BudgetConfig { cap_tokens: 10, min_retries_per_sec: 1 },
+            budget: BudgetConfig {
+                cap_tokens: 10,
+                min_retries_per_sec: 1,
+            },
         }
     }
 
@@ -168,7 +182,10 @@ impl PolicyConfig {
         lookup: impl Fn(&str) -> Option<String>,
     ) -> Result<Self, ConfigError> {
         let prefix = dependency.env_prefix();
-        let env = Env { prefix, lookup: &lookup };
+        let env = Env {
+            prefix,
+            lookup: &lookup,
+        };
         let mut c = Self::defaults(dependency);
         env.duration("ATTEMPT_CAP_MS", &mut c.attempt.cap)?;
         env.duration("ATTEMPT_MARGIN_MS", &mut c.attempt.margin)?;
@@ -187,7 +204,10 @@ impl PolicyConfig {
         env.int("BREAKER_HALF_OPEN_PROBES", &mut c.breaker.half_open_probes)?;
         env.duration("BREAKER_PROBE_LEASE_MS", &mut c.breaker.probe_lease)?;
         env.int("BUDGET_CAP_TOKENS", &mut c.budget.cap_tokens)?;
-        env.int("BUDGET_MIN_RETRIES_PER_SEC", &mut c.budget.min_retries_per_sec)?;
+        env.int(
+            "BUDGET_MIN_RETRIES_PER_SEC",
+            &mut c.budget.min_retries_per_sec,
+        )?;
         c.validate().map_err(|e| env.wrap(e))?;
         Ok(c)
     }
@@ -224,22 +244,36 @@ impl PostgresConfig {
 
     /// The seed 004 §1 defaults.
     pub fn defaults() -> Self {
-        Self { statement_timeout: ms(3_000), pool_wait: ms(500), pool_max: 2, margin: ms(100) }
+        Self {
+            statement_timeout: ms(3_000),
+            pool_wait: ms(500),
+            pool_max: 2,
+            margin: ms(100),
+        }
     }
 
     /// The defaults with `KOSHA_POLICY_POSTGRES_*` overrides read through `lookup`.
     pub fn from_lookup(lookup: impl Fn(&str) -> Option<String>) -> Result<Self, ConfigError> {
-        let env = Env { prefix: Self::ENV_PREFIX, lookup: &lookup };
+        let env = Env {
+            prefix: Self::ENV_PREFIX,
+            lookup: &lookup,
+        };
         let mut c = Self::defaults();
         env.duration("STATEMENT_TIMEOUT_MS", &mut c.statement_timeout)?;
         env.duration("POOL_WAIT_MS", &mut c.pool_wait)?;
         env.int("POOL_MAX", &mut c.pool_max)?;
         env.duration("MARGIN_MS", &mut c.margin)?;
         if c.statement_timeout.is_zero() {
-            return Err(env.wrap(ConfigError::invalid("postgres.statement_timeout", "must be positive")));
+            return Err(env.wrap(ConfigError::invalid(
+                "postgres.statement_timeout",
+                "must be positive",
+            )));
         }
         if c.pool_max == 0 {
-            return Err(env.wrap(ConfigError::invalid("postgres.pool_max", "must be at least 1")));
+            return Err(env.wrap(ConfigError::invalid(
+                "postgres.pool_max",
+                "must be at least 1",
+            )));
         }
         Ok(c)
     }
@@ -248,9 +282,12 @@ impl PostgresConfig {
     /// statement timeout)`, or `None` when the deadline leaves nothing (answer
     /// `deadline_exceeded` without querying).
     pub fn statement_timeout_for(&self, deadline: &Deadline) -> Option<Duration> {
-        AttemptTimeout { cap: self.statement_timeout, margin: self.margin }
-            .for_attempt(deadline)
-            .map(|b| b.timeout)
+        AttemptTimeout {
+            cap: self.statement_timeout,
+            margin: self.margin,
+        }
+        .for_attempt(deadline)
+        .map(|b| b.timeout)
     }
 }
 
@@ -276,7 +313,10 @@ impl Env<'_> {
     }
 
     fn wrap(&self, source: ConfigError) -> ConfigError {
-        ConfigError::Env { prefix: self.prefix, source: Box::new(source) }
+        ConfigError::Env {
+            prefix: self.prefix,
+            source: Box::new(source),
+        }
     }
 }
 

@@ -68,8 +68,17 @@ impl Deadline {
     /// invocation deadline in epoch milliseconds (`lambda_runtime::Context::deadline`) and
     /// `margin` is normally [`LAMBDA_MARGIN`]. A Lambda deadline already behind us gives an
     /// expired deadline. Converted to tokio's clock once, here, at the edge.
-    pub fn from_lambda_deadline_ms(lambda_deadline_ms: u64, budget: Duration, margin: Duration) -> Self {
-        Self::from_lambda_deadline_ms_at(lambda_deadline_ms, budget, margin, OffsetDateTime::now_utc())
+    pub fn from_lambda_deadline_ms(
+        lambda_deadline_ms: u64,
+        budget: Duration,
+        margin: Duration,
+    ) -> Self {
+        Self::from_lambda_deadline_ms_at(
+            lambda_deadline_ms,
+            budget,
+            margin,
+            OffsetDateTime::now_utc(),
+        )
     }
 
     /// [`Deadline::from_lambda_deadline_ms`] with an explicit wall-clock "now" (for tests).
@@ -115,8 +124,9 @@ impl Deadline {
     /// The `X-Request-Deadline` value: UTC, RFC 3339, exactly three fractional digits
     /// (truncated, so the receiver never sees a later deadline than ours) and `Z`.
     pub fn to_header(&self) -> String {
-        let format =
-            format_description!("[year]-[month]-[day]T[hour]:[minute]:[second].[subsecond digits:3]Z");
+        let format = format_description!(
+            "[year]-[month]-[day]T[hour]:[minute]:[second].[subsecond digits:3]Z"
+        );
         let utc = self.wall.to_offset(time::UtcOffset::UTC);
         // Formatting a UTC datetime into a String cannot fail for years 0..=9999; fall back to
         // the well-known encoder (which also always succeeds) rather than panic.

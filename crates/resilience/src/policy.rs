@@ -89,7 +89,13 @@ impl<E> From<Rejected> for PolicyError<E> {
     fn from(rejected: Rejected) -> Self {
         match rejected {
             Rejected::Open { retry_after } => Self::CircuitOpen { retry_after },
-            Rejected::ForcedOpen { forced, retry_after } => Self::ForcedOpen { forced, retry_after },
+            Rejected::ForcedOpen {
+                forced,
+                retry_after,
+            } => Self::ForcedOpen {
+                forced,
+                retry_after,
+            },
         }
     }
 }
@@ -144,7 +150,10 @@ impl Policy {
 
     /// A policy that shares `breaker` with other policies of the same dependency (core-api
     /// reads and writes share the `core-api` breaker); `config.breaker` is then unused.
-    pub fn try_with_breaker(config: PolicyConfig, breaker: Arc<Breaker>) -> Result<Self, ConfigError> {
+    pub fn try_with_breaker(
+        config: PolicyConfig,
+        breaker: Arc<Breaker>,
+    ) -> Result<Self, ConfigError> {
         config.validate()?;
         let dependency = breaker.name().to_owned();
         Ok(Self {
@@ -187,7 +196,10 @@ impl Policy {
                 permit.record(outcome);
                 return Err(self.expired());
             };
-            let attempt = Attempt { number, timeout: budget.timeout };
+            let attempt = Attempt {
+                number,
+                timeout: budget.timeout,
+            };
             let (error, class) = match tokio::time::timeout(budget.timeout, op(attempt)).await {
                 Ok(Ok(value)) => {
                     permit.record(Outcome::Success);

@@ -62,7 +62,10 @@ impl RetryConfig {
     /// Checks the settings.
     pub fn validate(&self) -> Result<(), ConfigError> {
         if !(1..=10).contains(&self.max_attempts) {
-            return Err(ConfigError::invalid("retry.max_attempts", "must be in 1..=10"));
+            return Err(ConfigError::invalid(
+                "retry.max_attempts",
+                "must be in 1..=10",
+            ));
         }
         Ok(())
     }
@@ -114,8 +117,12 @@ impl RetryConfig {
             return RetryDecision::Stop(StopReason::AttemptsExhausted);
         }
         let jitter = self.backoff.delay(attempt);
-        let delay = class.retry_after().map_or(jitter, |asked| asked.max(jitter));
-        let needed = delay.saturating_add(margin).saturating_add(self.min_attempt.max(Duration::from_millis(1)));
+        let delay = class
+            .retry_after()
+            .map_or(jitter, |asked| asked.max(jitter));
+        let needed = delay
+            .saturating_add(margin)
+            .saturating_add(self.min_attempt.max(Duration::from_millis(1)));
         if remaining < needed {
             return RetryDecision::Stop(StopReason::DeadlineTooClose);
         }

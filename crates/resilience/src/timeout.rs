@@ -64,14 +64,29 @@ mod tests {
         Duration::from_millis(v)
     }
 
-    const T: AttemptTimeout = AttemptTimeout { cap: Duration::from_secs(2), margin: Duration::from_millis(100) };
+    const T: AttemptTimeout = AttemptTimeout {
+        cap: Duration::from_secs(2),
+        margin: Duration::from_millis(100),
+    };
 
     #[test]
     fn seed_004_section_2_example() {
         // remaining 7.7 s: min(7.7 s − 100 ms, 2 s) = 2 s.
-        assert_eq!(T.with_remaining(ms(7_700)), Some(AttemptBudget { timeout: ms(2_000), shrunk: false }));
+        assert_eq!(
+            T.with_remaining(ms(7_700)),
+            Some(AttemptBudget {
+                timeout: ms(2_000),
+                shrunk: false
+            })
+        );
         // remaining 1.3 s: 1.2 s, shrunk.
-        assert_eq!(T.with_remaining(ms(1_300)), Some(AttemptBudget { timeout: ms(1_200), shrunk: true }));
+        assert_eq!(
+            T.with_remaining(ms(1_300)),
+            Some(AttemptBudget {
+                timeout: ms(1_200),
+                shrunk: true
+            })
+        );
         assert_eq!(T.with_remaining(ms(100)), None);
         assert_eq!(T.with_remaining(Duration::ZERO), None);
     }

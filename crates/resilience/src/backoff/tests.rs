@@ -22,7 +22,18 @@ fn settings_are_validated() {
 fn ceiling_doubles_then_caps_and_never_overflows() {
     let b = Backoff::try_new(ms(25), ms(1_000)).unwrap();
     let ceilings: Vec<_> = (1..=7).map(|n| b.ceiling(n)).collect();
-    assert_eq!(ceilings, [ms(25), ms(50), ms(100), ms(200), ms(400), ms(800), ms(1_000)]);
+    assert_eq!(
+        ceilings,
+        [
+            ms(25),
+            ms(50),
+            ms(100),
+            ms(200),
+            ms(400),
+            ms(800),
+            ms(1_000)
+        ]
+    );
     assert_eq!(b.ceiling(0), ms(25));
     assert_eq!(b.ceiling(u32::MAX), ms(1_000));
 }

@@ -111,18 +111,24 @@ impl Breaker {
 
     fn take_probe_slot(&self, inner: &mut Inner) -> Result<(usize, u64), Rejected> {
         let now = Instant::now();
-        let free = inner.slots.iter().position(|s| *s == Slot::Free).or_else(|| {
-            // ## HalfOpen: reclaim a slot whose probe outlived its lease (pitfall 2).
-            inner.slots.iter().position(
-                |s| matches!(s, Slot::InFlight { lease_until, .. } if *lease_until <= now),
-            )
-        });
+        let free = inner
+            .slots
+            .iter()
+            .position(|s| *s == Slot::Free)
+            .or_else(|| {
+                // ## HalfOpen: reclaim a slot whose probe outlived its lease (pitfall 2).
+                inner.slots.iter().position(
+                    |s| matches!(s, Slot::InFlight { lease_until, .. } if *lease_until <= now),
+                )
+            });
         let Some(index) = free else {
             let retry_after = inner
                 .slots
                 .iter()
                 .filter_map(|s| match s {
-                    Slot::InFlight { lease_until, .. } => Some(lease_until.saturating_duration_since(now)),
+                    Slot::InFlight { lease_until, .. } => {
+                        Some(lease_until.saturating_duration_since(now))
+                    }
                     _ => None,
                 })
                 .min()
@@ -157,7 +163,13 @@ impl Breaker {
     }
 
     /// Handles one outcome for a permit of `generation`.
-    fn apply(&self, inner: &mut Inner, generation: u64, probe: Option<(usize, u64)>, outcome: Outcome) {
+    fn apply(
+        &self,
+        inner: &mut Inner,
+        generation: u64,
+        probe: Option<(usize, u64)>,
+        outcome: Outcome,
+    ) {
         if inner.generation != generation {
             // Stale: started before the last transition (pitfall 3).
             return;
@@ -180,7 +192,9 @@ impl Breaker {
             }
             // ## HalfOpen => (HalfOpen | Closed | Open)
             (State::HalfOpen, Some((index, id))) => {
-                let Some(slot) = inner.slots.get_mut(index) else { return };
+                let Some(slot) = inner.slots.get_mut(index) else {
+                    return;
+                };
                 if !matches!(slot, Slot::InFlight { probe, .. } if *probe == id) {
                     // The lease expired and the slot went to another probe.
                     return;

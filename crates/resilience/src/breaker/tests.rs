@@ -69,7 +69,13 @@ async fn opens_at_threshold_only_after_min_calls() {
     assert_eq!(b.state(), BreakerState::Open);
 
     let b = breaker();
-    for o in [Outcome::Success, Outcome::Success, Outcome::Success, Outcome::Failure, Outcome::Failure] {
+    for o in [
+        Outcome::Success,
+        Outcome::Success,
+        Outcome::Success,
+        Outcome::Failure,
+        Outcome::Failure,
+    ] {
         record(&b, o);
     }
     assert_eq!(b.state(), BreakerState::Closed, "2 of 5 = 40 %");
@@ -91,9 +97,17 @@ async fn neutral_outcomes_are_not_counted_while_closed() {
 async fn open_rejects_with_retry_after_then_half_opens() {
     let b = breaker();
     trip(&b);
-    assert_eq!(b.try_acquire().unwrap_err(), Rejected::Open { retry_after: OPEN });
+    assert_eq!(
+        b.try_acquire().unwrap_err(),
+        Rejected::Open { retry_after: OPEN }
+    );
     tokio::time::advance(Duration::from_secs(10)).await;
-    assert_eq!(b.try_acquire().unwrap_err(), Rejected::Open { retry_after: Duration::from_secs(5) });
+    assert_eq!(
+        b.try_acquire().unwrap_err(),
+        Rejected::Open {
+            retry_after: Duration::from_secs(5)
+        }
+    );
     tokio::time::advance(Duration::from_secs(5)).await;
     assert!(b.try_acquire().unwrap().is_probe());
     assert_eq!(b.state().gauge(), 1.0);
@@ -115,7 +129,11 @@ async fn half_open_admits_k_probes_and_k_successes_close() {
     assert!(b.try_acquire().is_err());
     probes.next().unwrap().record(Outcome::Success);
     let s = b.snapshot();
-    assert_eq!((s.state, s.calls), (BreakerState::Closed, 0), "fresh window on close");
+    assert_eq!(
+        (s.state, s.calls),
+        (BreakerState::Closed, 0),
+        "fresh window on close"
+    );
 }
 
 #[tokio::test(start_paused = true)]
@@ -126,7 +144,10 @@ async fn any_probe_failure_reopens() {
     let second = b.try_acquire().unwrap();
     first.record(Outcome::Success);
     second.record(Outcome::Failure);
-    assert_eq!(b.try_acquire().unwrap_err(), Rejected::Open { retry_after: OPEN });
+    assert_eq!(
+        b.try_acquire().unwrap_err(),
+        Rejected::Open { retry_after: OPEN }
+    );
 }
 
 // Pitfall 3: outcomes of calls started before the breaker opened never move the state.
@@ -208,7 +229,10 @@ async fn dropped_closed_permit_changes_nothing() {
         drop(b.try_acquire().unwrap());
     }
     let s = b.snapshot();
-    assert_eq!((s.state, s.generation, s.calls), (BreakerState::Closed, 0, 0));
+    assert_eq!(
+        (s.state, s.generation, s.calls),
+        (BreakerState::Closed, 0, 0)
+    );
 }
 
 #[tokio::test(start_paused = true)]
@@ -225,10 +249,16 @@ async fn forced_open_rejects_and_clearing_closes() {
     overrides.force_open("core-api", forced.clone());
     assert_eq!(
         b.try_acquire().unwrap_err(),
-        Rejected::ForcedOpen { forced: forced.clone(), retry_after: None }
+        Rejected::ForcedOpen {
+            forced: forced.clone(),
+            retry_after: None
+        }
     );
     let s = b.snapshot();
-    assert_eq!((s.state, s.forced), (BreakerState::ForcedOpen, Some(forced)));
+    assert_eq!(
+        (s.state, s.forced),
+        (BreakerState::ForcedOpen, Some(forced))
+    );
     assert_eq!(s.state.gauge(), 3.0);
     // Open duration passing changes nothing while forced.
     tokio::time::advance(OPEN * 2).await;
@@ -237,7 +267,15 @@ async fn forced_open_rejects_and_clearing_closes() {
     assert_eq!(b.state(), BreakerState::Closed);
     assert!(!b.try_acquire().unwrap().is_probe());
     // Another dependency's override does not touch this breaker.
-    overrides.force_open("openai", ForcedOpen { reason: String::new(), set_by: String::new(), set_at: 0, expires_at: None });
+    overrides.force_open(
+        "openai",
+        ForcedOpen {
+            reason: String::new(),
+            set_by: String::new(),
+            set_at: 0,
+            expires_at: None,
+        },
+    );
     assert_eq!(b.state(), BreakerState::Closed);
 }
 
@@ -248,9 +286,18 @@ async fn forced_open_retry_after_follows_expiry() {
     let now = time::OffsetDateTime::now_utc().unix_timestamp();
     overrides.force_open(
         "core-api",
-        ForcedOpen { reason: "x".into(), set_by: "y".into(), set_at: now, expires_at: Some(now + 600) },
+        ForcedOpen {
+            reason: "x".into(),
+            set_by: "y".into(),
+            set_at: now,
+            expires_at: Some(now + 600),
+        },
     );
-    let Err(Rejected::ForcedOpen { retry_after: Some(after), .. }) = b.try_acquire() else {
+    let Err(Rejected::ForcedOpen {
+        retry_after: Some(after),
+        ..
+    }) = b.try_acquire()
+    else {
         panic!("expected forced open with expiry");
     };
     assert!((Duration::from_secs(598)..=Duration::from_secs(600)).contains(&after));
@@ -270,7 +317,10 @@ async fn window_is_fresh_after_every_transition() {
     }
     record(&b, Outcome::Failure);
     let s = b.snapshot();
-    assert_eq!((s.state, s.calls, s.failures, s.generation), (BreakerState::Closed, 4, 1, 3));
+    assert_eq!(
+        (s.state, s.calls, s.failures, s.generation),
+        (BreakerState::Closed, 4, 1, 3)
+    );
 }
 
 // Pitfall 1: 1,000 callers racing the open → half-open switch never get more than K probes.
@@ -297,7 +347,8 @@ fn thousand_racing_callers_get_at_most_k_probes() {
             let admitted = Arc::new(AtomicUsize::new(0));
             let tasks: Vec<_> = (0..1_000)
                 .map(|_| {
-                    let (b, start, done, admitted) = (b.clone(), start.clone(), done.clone(), admitted.clone());
+                    let (b, start, done, admitted) =
+                        (b.clone(), start.clone(), done.clone(), admitted.clone());
                     tokio::spawn(async move {
                         start.wait().await;
                         let permit = b.try_acquire();

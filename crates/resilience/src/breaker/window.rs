@@ -65,7 +65,8 @@ impl Window {
     pub(crate) fn should_trip(&self, min_calls: usize, threshold_pct: u8) -> bool {
         self.len >= min_calls
             && self.len > 0
-            && self.failures.saturating_mul(100) >= usize::from(threshold_pct).saturating_mul(self.len)
+            && self.failures.saturating_mul(100)
+                >= usize::from(threshold_pct).saturating_mul(self.len)
     }
 }
 

@@ -5,13 +5,38 @@ use proptest::prelude::*;
 use super::*;
 
 fn budget(cap_tokens: u32, min_retries_per_sec: u32) -> RetryBudget {
-    RetryBudget::try_new("dep", BudgetConfig { cap_tokens, min_retries_per_sec }).unwrap()
+    RetryBudget::try_new(
+        "dep",
+        BudgetConfig {
+            cap_tokens,
+            min_retries_per_sec,
+        },
+    )
+    .unwrap()
 }
 
 #[test]
 fn settings_are_validated() {
-    assert!(RetryBudget::try_new("d", BudgetConfig { cap_tokens: 0, min_retries_per_sec: 1 }).is_err());
-    assert!(RetryBudget::try_new("d", BudgetConfig { cap_tokens: 10, min_retries_per_sec: 0 }).is_ok());
+    assert!(
+        RetryBudget::try_new(
+            "d",
+            BudgetConfig {
+                cap_tokens: 0,
+                min_retries_per_sec: 1
+            }
+        )
+        .is_err()
+    );
+    assert!(
+        RetryBudget::try_new(
+            "d",
+            BudgetConfig {
+                cap_tokens: 10,
+                min_retries_per_sec: 0
+            }
+        )
+        .is_ok()
+    );
 }
 
 // Pitfall 9: ten deposits of 0.1 make exactly one token, with nothing lost to rounding.

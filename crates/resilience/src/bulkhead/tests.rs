@@ -16,8 +16,14 @@ fn bulkhead(capacity: usize, wait_ms: u64) -> Bulkhead {
 #[test]
 fn settings_are_validated() {
     let bad = |capacity, wait_ms| {
-        Bulkhead::try_new("dep", BulkheadConfig { capacity, wait: Duration::from_millis(wait_ms) })
-            .is_err()
+        Bulkhead::try_new(
+            "dep",
+            BulkheadConfig {
+                capacity,
+                wait: Duration::from_millis(wait_ms),
+            },
+        )
+        .is_err()
     };
     assert!(bad(0, 0));
     assert!(bad(1, 51));

@@ -33,7 +33,10 @@ fn defaults_match_seed_004_table() {
         assert_eq!(PolicyConfig::from_lookup(dep, none), Ok(c));
     }
     let pg = PostgresConfig::defaults();
-    assert_eq!((pg.statement_timeout, pg.pool_wait, pg.pool_max), (ms(3_000), ms(500), 2));
+    assert_eq!(
+        (pg.statement_timeout, pg.pool_wait, pg.pool_max),
+        (ms(3_000), ms(500), 2)
+    );
     assert_eq!(PostgresConfig::from_lookup(none), Ok(pg));
 }
 
@@ -55,28 +58,64 @@ fn environment_overrides_apply_per_dependency() {
     assert_eq!(read.breaker.open_duration, ms(5_000));
     assert_eq!(read.retry.backoff.cap(), ms(250));
     assert_eq!(read.bulkhead.wait, Duration::ZERO);
-    assert_eq!(read.bulkhead.capacity, 32, "other dependency's override not applied");
+    assert_eq!(
+        read.bulkhead.capacity, 32,
+        "other dependency's override not applied"
+    );
     let openai = PolicyConfig::from_lookup(Dependency::OpenAi, lookup).unwrap();
     assert_eq!(openai.bulkhead.capacity, 4);
-    assert_eq!(PostgresConfig::from_lookup(lookup).unwrap().statement_timeout, ms(1_000));
+    assert_eq!(
+        PostgresConfig::from_lookup(lookup)
+            .unwrap()
+            .statement_timeout,
+        ms(1_000)
+    );
 }
 
 #[test]
 fn bad_values_are_typed_errors() {
-    let one = |k: &'static str, v: &'static str| move |name: &str| (name == k).then(|| v.to_owned());
+    let one =
+        |k: &'static str, v: &'static str| move |name: &str| (name == k).then(|| v.to_owned());
     assert_eq!(
-        PolicyConfig::from_lookup(Dependency::OpenAi, one("KOSHA_POLICY_OPENAI_MAX_ATTEMPTS", "three")),
-        Err(ConfigError::Parse { var: "KOSHA_POLICY_OPENAI_MAX_ATTEMPTS".into() })
+        PolicyConfig::from_lookup(
+            Dependency::OpenAi,
+            one("KOSHA_POLICY_OPENAI_MAX_ATTEMPTS", "three")
+        ),
+        Err(ConfigError::Parse {
+            var: "KOSHA_POLICY_OPENAI_MAX_ATTEMPTS".into()
+        })
     );
     assert!(matches!(
         PolicyConfig::from_lookup(Dependency::OpenAi, one("KOSHA_POLICY_OPENAI_BREAKER_MIN_CALLS", "11")),
         Err(ConfigError::Env { prefix: "KOSHA_POLICY_OPENAI", source }) if matches!(*source, ConfigError::Invalid { field: "breaker.min_calls", .. })
     ));
-    assert!(PolicyConfig::from_lookup(Dependency::OpenAi, one("KOSHA_POLICY_OPENAI_BULKHEAD_WAIT_MS", "51")).is_err());
-    assert!(PolicyConfig::from_lookup(Dependency::OpenAi, one("KOSHA_POLICY_OPENAI_BACKOFF_BASE_MS", "5000")).is_err());
-    assert!(PolicyConfig::from_lookup(Dependency::OpenAi, one("KOSHA_POLICY_OPENAI_BREAKER_FAILURE_RATE_PCT", "300")).is_err());
+    assert!(
+        PolicyConfig::from_lookup(
+            Dependency::OpenAi,
+            one("KOSHA_POLICY_OPENAI_BULKHEAD_WAIT_MS", "51")
+        )
+        .is_err()
+    );
+    assert!(
+        PolicyConfig::from_lookup(
+            Dependency::OpenAi,
+            one("KOSHA_POLICY_OPENAI_BACKOFF_BASE_MS", "5000")
+        )
+        .is_err()
+    );
+    assert!(
+        PolicyConfig::from_lookup(
+            Dependency::OpenAi,
+            one("KOSHA_POLICY_OPENAI_BREAKER_FAILURE_RATE_PCT", "300")
+        )
+        .is_err()
+    );
     assert!(PostgresConfig::from_lookup(one("KOSHA_POLICY_POSTGRES_POOL_MAX", "0")).is_err());
-    let err = PolicyConfig::from_lookup(Dependency::OpenAi, one("KOSHA_POLICY_OPENAI_MAX_ATTEMPTS", "s3cr3t")).unwrap_err();
+    let err = PolicyConfig::from_lookup(
+        Dependency::OpenAi,
+        one("KOSHA_POLICY_OPENAI_MAX_ATTEMPTS", "s3cr3t"),
+    )
+    .unwrap_err();
     assert!(!err.to_string().contains("s3cr3t"), "values are not echoed");
 }
 
@@ -84,8 +123,14 @@ fn bad_values_are_typed_errors() {
 async fn postgres_statement_timeout_follows_the_deadline() {
     let pg = PostgresConfig::defaults();
     // Seed 004 §2: remaining 6.5 s → min(6.5 s − 100 ms, 3 s) = 3 s.
-    assert_eq!(pg.statement_timeout_for(&Deadline::after(ms(6_500))), Some(ms(3_000)));
-    assert_eq!(pg.statement_timeout_for(&Deadline::after(ms(1_000))), Some(ms(900)));
+    assert_eq!(
+        pg.statement_timeout_for(&Deadline::after(ms(6_500))),
+        Some(ms(3_000))
+    );
+    assert_eq!(
+        pg.statement_timeout_for(&Deadline::after(ms(1_000))),
+        Some(ms(900))
+    );
     assert_eq!(pg.statement_timeout_for(&Deadline::after(ms(50))), None);
 }
 

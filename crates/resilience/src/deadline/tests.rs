@@ -40,8 +40,18 @@ async fn past_header_is_expired() {
 
 #[tokio::test(start_paused = true)]
 async fn malformed_headers_are_rejected() {
-    for bad in ["", "soon", "2026-11-30 12:00:07", "2026-13-30T12:00:07.850Z", "1700000000"] {
-        assert_eq!(Deadline::parse_header_at(bad, NOW), Err(DeadlineError::Malformed), "{bad}");
+    for bad in [
+        "",
+        "soon",
+        "2026-11-30 12:00:07",
+        "2026-13-30T12:00:07.850Z",
+        "1700000000",
+    ] {
+        assert_eq!(
+            Deadline::parse_header_at(bad, NOW),
+            Err(DeadlineError::Malformed),
+            "{bad}"
+        );
     }
 }
 
@@ -77,13 +87,28 @@ async fn child_is_earlier_by_the_margin_in_both_views() {
 async fn lambda_deadline_bounds_the_budget() {
     let now_ms = u64::try_from(NOW.unix_timestamp()).unwrap() * 1000;
     // Lambda has 3 s left; the tool budget is 8 s: 3 s − 50 ms wins.
-    let d = Deadline::from_lambda_deadline_ms_at(now_ms + 3_000, Duration::from_secs(8), LAMBDA_MARGIN, NOW);
+    let d = Deadline::from_lambda_deadline_ms_at(
+        now_ms + 3_000,
+        Duration::from_secs(8),
+        LAMBDA_MARGIN,
+        NOW,
+    );
     assert_eq!(d.remaining(), Duration::from_millis(2_950));
     assert_eq!(d.to_header(), "2026-11-30T12:00:02.950Z");
     // Lambda has 900 s left: the budget wins.
-    let d = Deadline::from_lambda_deadline_ms_at(now_ms + 900_000, Duration::from_secs(8), LAMBDA_MARGIN, NOW);
+    let d = Deadline::from_lambda_deadline_ms_at(
+        now_ms + 900_000,
+        Duration::from_secs(8),
+        LAMBDA_MARGIN,
+        NOW,
+    );
     assert_eq!(d.remaining(), Duration::from_secs(8));
     // Lambda deadline already past: expired, not a panic.
-    let d = Deadline::from_lambda_deadline_ms_at(now_ms - 10, Duration::from_secs(8), LAMBDA_MARGIN, NOW);
+    let d = Deadline::from_lambda_deadline_ms_at(
+        now_ms - 10,
+        Duration::from_secs(8),
+        LAMBDA_MARGIN,
+        NOW,
+    );
     assert!(d.is_expired());
 }
