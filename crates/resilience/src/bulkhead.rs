@@ -83,6 +83,17 @@ impl Bulkhead {
         })
     }
 
+    /// Takes a permit if one is free right now, without waiting and without counting a
+    /// rejection (the policy's fast path; it falls back to [`Bulkhead::acquire`]).
+    pub fn try_acquire_now(&self) -> Option<BulkheadPermit> {
+        let permit = Arc::clone(&self.semaphore).try_acquire_owned().ok()?;
+        self.in_flight.increment(1.0);
+        Some(BulkheadPermit {
+            _permit: permit,
+            in_flight: self.in_flight.clone(),
+        })
+    }
+
     /// Takes a permit, waiting at most the configured wait. Cancel-safe: dropping the future
     /// while it waits takes nothing.
     pub async fn acquire(&self) -> Result<BulkheadPermit, BulkheadFull> {

@@ -25,11 +25,14 @@
 //! - **Metrics (SPEC §12):** `retries` and `deadline_exceeded` (`hop` = dependency) here;
 //!   `bulkhead_*`, `breaker_state`, `retry_budget_exhausted` in their modules.
 
-use std::future::Future;
+use std::future::{Future, poll_fn};
+use std::pin::pin;
 use std::sync::Arc;
+use std::task::Poll;
 use std::time::Duration;
 
 use metrics::Counter;
+use tokio::time::Instant;
 
 use crate::breaker::{Breaker, BreakerState, Outcome, Rejected};
 use crate::budget::RetryBudget;
@@ -39,6 +42,7 @@ use crate::config::{ConfigError, PolicyConfig};
 use crate::deadline::Deadline;
 use crate::overrides::{ForcedOpen, OverrideSource};
 use crate::retry::{Idempotency, RetryDecision};
+use crate::timeout::AttemptBudget;
 
 /// Why a protected call failed. The gateway maps each variant to a tool error (SPEC §3):
 /// `DeadlineExceeded` → `deadline_exceeded`; `BulkheadFull` → `overloaded`; `CircuitOpen`,
@@ -179,20 +183,29 @@ impl Policy {
         F: FnMut(Attempt) -> Fut,
         Fut: Future<Output = Result<T, E>>,
     {
-        if self.config.attempt.for_attempt(deadline).is_none() {
+        // One clock read serves the deadline check and the first attempt's timeout unless the
+        // bulkhead made us wait.
+        let mut now = Instant::now();
+        if self.attempt_budget(deadline, now).is_none() {
             return Err(self.expired());
         }
-        let _slot = self
-            .bulkhead
-            .acquire()
-            .await
-            .map_err(|_| PolicyError::BulkheadFull)?;
+        let _slot = match self.bulkhead.try_acquire_now() {
+            Some(slot) => slot,
+            None => {
+                let slot = self
+                    .bulkhead
+                    .acquire()
+                    .await
+                    .map_err(|_| PolicyError::BulkheadFull)?;
+                now = Instant::now();
+                slot
+            }
+        };
         let permit = self.breaker.try_acquire()?;
         let mut outcome = Outcome::Neutral;
         let mut number = 1;
         loop {
-            // Recomputed per attempt: the bulkhead wait and backoff sleeps ate into the budget.
-            let Some(budget) = self.config.attempt.for_attempt(deadline) else {
+            let Some(budget) = self.attempt_budget(deadline, now) else {
                 permit.record(outcome);
                 return Err(self.expired());
             };
@@ -200,7 +213,13 @@ impl Policy {
                 number,
                 timeout: budget.timeout,
             };
-            let (error, class) = match tokio::time::timeout(budget.timeout, op(attempt)).await {
+            // Poll once before arming the timer: a ready answer costs no timer at all.
+            let mut call = pin!(op(attempt));
+            let result = match poll_fn(|cx| Poll::Ready(call.as_mut().poll(cx))).await {
+                Poll::Ready(result) => Ok(result),
+                Poll::Pending => tokio::time::timeout_at(now + budget.timeout, call).await,
+            };
+            let (error, class) = match result {
                 Ok(Ok(value)) => {
                     permit.record(Outcome::Success);
                     self.budget.deposit();
@@ -230,6 +249,7 @@ impl Policy {
                 RetryDecision::RetryAfter(delay) => {
                     self.retries.increment(1);
                     tokio::time::sleep(delay).await;
+                    now = Instant::now();
                     number += 1;
                 }
                 RetryDecision::Stop(_) => {
@@ -241,6 +261,11 @@ impl Policy {
                 }
             }
         }
+    }
+
+    fn attempt_budget(&self, deadline: &Deadline, now: Instant) -> Option<AttemptBudget> {
+        let remaining = deadline.instant().saturating_duration_since(now);
+        self.config.attempt.with_remaining(remaining)
     }
 
     fn expired<E>(&self) -> PolicyError<E> {
