@@ -453,3 +453,41 @@ async fn reads_and_writes_can_share_one_breaker() {
     assert!(matches!(r, Err(PolicyError::CircuitOpen { .. })));
     assert_eq!(writes.health().capacity, 16);
 }
+
+// Pitfall 13: nothing may rely on a background task (Lambda freezes the process between
+// invocations). Building and using a policy spawns none; open → half-open and override
+// changes are applied lazily by the next caller.
+#[tokio::test(start_paused = true)]
+async fn no_background_tasks_transitions_are_lazy() {
+    let overrides = StaticOverrides::default();
+    let p = Policy::try_new("core-api", config(), Arc::new(overrides.clone())).unwrap();
+    open_breaker(&p).await;
+    assert_eq!(
+        tokio::runtime::Handle::current()
+            .metrics()
+            .num_alive_tasks(),
+        0
+    );
+    tokio::time::advance(ms(15_000)).await;
+    assert_eq!(p.health().state, BreakerState::HalfOpen, "applied on read");
+    overrides.force_open(
+        "core-api",
+        ForcedOpen {
+            reason: "r".into(),
+            set_by: "s".into(),
+            set_at: 0,
+            expires_at: None,
+        },
+    );
+    let r: Result<()> = p.call(&long(), I, |_| async { Ok(()) }).await;
+    assert!(
+        matches!(r, Err(PolicyError::ForcedOpen { .. })),
+        "seen by the very next call"
+    );
+    assert_eq!(
+        tokio::runtime::Handle::current()
+            .metrics()
+            .num_alive_tasks(),
+        0
+    );
+}

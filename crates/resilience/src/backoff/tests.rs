@@ -39,6 +39,8 @@ fn ceiling_doubles_then_caps_and_never_overflows() {
 }
 
 proptest! {
+    #![proptest_config(ProptestConfig::with_cases(48))]
+
     // Pitfall 7: every delay lies in [0, min(cap, base·2^(n−1))].
     #[test]
     fn delay_within_bounds(base in 1_u64..5_000, extra in 0_u64..60_000, n in 0_u32..200, seed: u64) {

@@ -125,6 +125,8 @@ async fn floor_keeps_sub_milli_remainders() {
 }
 
 proptest! {
+    #![proptest_config(ProptestConfig::with_cases(48))]
+
     // Over a long run with no time passing, retries ≤ 10 % of successes + the floor's one
     // initial token; with saturated demand the ratio is held within 1 %.
     #[test]
