@@ -1,0 +1,69 @@
+//! No heap allocation on the success path of the full policy stack (issue 3 "Speed").
+//!
+//! A counting global allocator (`stats_alloc`, no unsafe code here) wraps the system
+//! allocator; this file holds a single test so no other test allocates concurrently.
+//! Measured without a metrics recorder; metric handles are registered at construction, so
+//! the success path only touches pre-built handles either way.
+#![allow(clippy::unwrap_used)]
+
+use std::alloc::System;
+use std::future::{Future, ready};
+use std::pin::pin;
+use std::sync::Arc;
+use std::task::{Context, Poll, Waker};
+use std::time::Duration;
+
+use kosha_resilience::breaker::Outcome;
+use kosha_resilience::classify::ErrorClass;
+use kosha_resilience::config::{Dependency, PolicyConfig};
+use kosha_resilience::deadline::Deadline;
+use kosha_resilience::overrides::NoOverrides;
+use kosha_resilience::policy::Policy;
+use kosha_resilience::retry::Idempotency;
+use stats_alloc::{INSTRUMENTED_SYSTEM, Region, StatsAlloc};
+
+#[global_allocator]
+static GLOBAL: &StatsAlloc<System> = &INSTRUMENTED_SYSTEM;
+
+fn poll_once<F: Future>(fut: F) -> Poll<F::Output> {
+    let mut fut = pin!(fut);
+    fut.as_mut().poll(&mut Context::from_waker(Waker::noop()))
+}
+
+#[test]
+fn success_path_does_not_allocate() {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .build()
+        .unwrap();
+    let _context = rt.enter();
+    let policy = Policy::try_new(
+        "core-api",
+        PolicyConfig::defaults(Dependency::CoreApiRead),
+        Arc::new(NoOverrides),
+    )
+    .unwrap();
+    let deadline = Deadline::after(Duration::from_secs(60));
+    let call = || {
+        policy.call(&deadline, Idempotency::Idempotent, |a| {
+            ready(Ok::<u32, ErrorClass>(a.number))
+        })
+    };
+    // Warm-up: first use of thread-locals and the runtime context.
+    assert!(matches!(poll_once(call()), Poll::Ready(Ok(1))));
+
+    let region = Region::new(GLOBAL);
+    let mut ok = 0;
+    for _ in 0..1_000 {
+        ok += usize::from(matches!(poll_once(call()), Poll::Ready(Ok(1))));
+        let permit = policy.breaker().try_acquire().unwrap();
+        permit.record(Outcome::Success);
+    }
+    let stats = region.change();
+    assert_eq!(ok, 1_000);
+    assert_eq!(
+        (stats.allocations, stats.reallocations),
+        (0, 0),
+        "{stats:?}"
+    );
+}
