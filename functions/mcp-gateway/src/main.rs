@@ -16,7 +16,7 @@ async fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let gateway = match Gateway::new(config) {
+    let gateway = match Gateway::new(config, Arc::new(kosha_resilience::overrides::NoOverrides)) {
         Ok(g) => Arc::new(g),
         Err(e) => {
             tracing::error!(error = %e, "cannot build the gateway");

@@ -4,13 +4,13 @@
 
 use std::sync::Arc;
 
+use kosha_resilience::deadline::{Deadline, LAMBDA_MARGIN};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, Implementation, ListToolsResult,
     PaginatedRequestParams, ServerCapabilities, ServerConfig,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
-use tokio::time::Instant;
 
 use kosha_auth::{Principal, visibility};
 
@@ -52,17 +52,12 @@ fn lambda_deadline_ms(ctx: &RequestContext<RoleServer>) -> Option<u64> {
         .map(|c| c.deadline)
 }
 
-/// `min(now + budget, lambda deadline − 50 ms)` (SPEC §7), as a tokio instant.
-fn call_deadline(budget: std::time::Duration, lambda_deadline_ms: Option<u64>) -> Instant {
-    let now = Instant::now();
-    let by_budget = now + budget;
-    let Some(ms) = lambda_deadline_ms else {
-        return by_budget;
-    };
-    let now_ms = time::OffsetDateTime::now_utc().unix_timestamp_nanos() / 1_000_000;
-    let left_ms = i128::from(ms) - now_ms - 50;
-    let left = std::time::Duration::from_millis(u64::try_from(left_ms.max(0)).unwrap_or(0));
-    by_budget.min(now + left)
+/// `min(now + budget, Lambda deadline − 50 ms)` (SPEC §7), or `now + budget` locally.
+fn call_deadline(budget: std::time::Duration, lambda_deadline_ms: Option<u64>) -> Deadline {
+    match lambda_deadline_ms {
+        Some(ms) => Deadline::from_lambda_deadline_ms(ms, budget, LAMBDA_MARGIN),
+        None => Deadline::after(budget),
+    }
 }
 
 impl ServerHandler for McpServer {

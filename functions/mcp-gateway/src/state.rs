@@ -2,16 +2,19 @@
 //! instance reuses clients, pools and breaker state).
 
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::Arc;
 
 use kosha_auth::Verifier;
+use kosha_resilience::config::{Dependency, PolicyConfig};
+use kosha_resilience::overrides::OverrideSource;
+use kosha_resilience::policy::Policy;
 
 use crate::backends::core_api::CoreApi;
 use crate::config::GatewayConfig;
-use crate::tools::get_service_health::DependencyHealth;
+use crate::tools::get_service_health::{DependencyHealth, OverrideInfo};
 use crate::tools::{self, ToolSpec};
 
-/// Everything a request needs: config, dependency clients, the tool registry.
+/// Everything a request needs: config, dependency clients and their policies, the tools.
 #[derive(Debug)]
 pub struct Gateway {
     /// Validated configuration.
@@ -22,7 +25,8 @@ pub struct Gateway {
     pub tools: Vec<ToolSpec>,
     /// Access-token verifier (JWKS cache shared by all requests).
     pub verifier: Verifier,
-    core_api_in_flight: AtomicU32,
+    /// The resilience policy for core-api reads (seed 004 §1).
+    pub core_api_read: Policy,
 }
 
 /// Why the gateway's state could not be built.
@@ -34,32 +38,30 @@ pub enum StartError {
     /// The token verifier's configuration is invalid.
     #[error("auth: {0}")]
     Auth(#[from] kosha_auth::ConfigError),
-}
-
-/// Holds one in-flight slot for core-api until dropped.
-#[derive(Debug)]
-pub struct InFlight<'a>(&'a AtomicU32);
-
-impl Drop for InFlight<'_> {
-    fn drop(&mut self) {
-        self.0.fetch_sub(1, Ordering::Relaxed);
-    }
+    /// A resilience setting is invalid.
+    #[error("policy: {0}")]
+    Policy(#[from] kosha_resilience::config::ConfigError),
 }
 
 impl Gateway {
-    /// Builds the state from `config`.
+    /// Builds the state from `config`; breakers read forced-open overrides from `overrides`.
     ///
     /// # Errors
-    /// [`StartError`] when a client cannot be built from the configuration.
-    pub fn new(config: GatewayConfig) -> Result<Self, StartError> {
+    /// [`StartError`] when a client or policy cannot be built from the configuration.
+    pub fn new(
+        config: GatewayConfig,
+        overrides: Arc<dyn OverrideSource>,
+    ) -> Result<Self, StartError> {
         let core_api = CoreApi::new(&config.core_api_url)?;
         let verifier = Verifier::new(config.auth.clone())?;
+        let read = PolicyConfig::from_lookup(Dependency::CoreApiRead, kosha_runtime::config::var)?;
+        let core_api_read = Policy::try_new(Dependency::CoreApiRead.name(), read, overrides)?;
         Ok(Self {
-            verifier,
             config,
             core_api,
             tools: tools::registry(),
-            core_api_in_flight: AtomicU32::new(0),
+            verifier,
+            core_api_read,
         })
     }
 
@@ -68,24 +70,26 @@ impl Gateway {
         self.tools.iter().find(|t| t.tool.name == name)
     }
 
-    /// Counts a core-api call in flight until the guard drops.
-    pub fn core_api_in_flight(&self) -> InFlight<'_> {
-        self.core_api_in_flight.fetch_add(1, Ordering::Relaxed);
-        InFlight(&self.core_api_in_flight)
-    }
-
     /// This instance's view of each dependency, for `get_service_health`.
     pub fn dependency_health(&self) -> BTreeMap<String, DependencyHealth> {
-        let mut deps = BTreeMap::new();
-        deps.insert(
-            "core-api".to_owned(),
-            DependencyHealth {
-                breaker: "closed".to_owned(),
-                in_flight: self.core_api_in_flight.load(Ordering::Relaxed),
-                capacity: 32,
-                forced_open: None,
-            },
-        );
-        deps
+        [&self.core_api_read]
+            .into_iter()
+            .map(|policy| {
+                let h = policy.health();
+                let health = DependencyHealth {
+                    breaker: h.state.as_str().to_owned(),
+                    in_flight: u32::try_from(h.in_flight).unwrap_or(u32::MAX),
+                    capacity: u32::try_from(h.capacity).unwrap_or(u32::MAX),
+                    forced_open: h.forced.map(|f| OverrideInfo {
+                        state: "forced_open".to_owned(),
+                        reason: f.reason,
+                        set_by: f.set_by,
+                        set_at: f.set_at,
+                        expires_at: f.expires_at,
+                    }),
+                };
+                (h.dependency, health)
+            })
+            .collect()
     }
 }

@@ -7,6 +7,7 @@
 
 use std::time::Duration;
 
+use kosha_resilience::classify::{Classify, ErrorClass};
 use reqwest::{Client, Method, StatusCode};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -228,6 +229,27 @@ impl CoreApi {
             retry_after,
             dependency,
         })
+    }
+}
+
+impl Classify for CoreApiError {
+    /// Seed 004 §3: connect errors, timeouts, 502/503/504 and 429 are retried; 5xx count as
+    /// breaker failures; other 4xx are the caller's and neither.
+    fn class(&self) -> ErrorClass {
+        match self {
+            Self::Status {
+                status,
+                retry_after,
+                ..
+            } if status.as_u16() == 429 || status.is_server_error() => ErrorClass::Status {
+                status: status.as_u16(),
+                retry_after: *retry_after,
+            },
+            Self::Status { .. } => ErrorClass::Caller,
+            Self::Connect => ErrorClass::Connect,
+            Self::Timeout => ErrorClass::Timeout,
+            Self::Decode => ErrorClass::Fatal,
+        }
     }
 }
 

@@ -39,13 +39,9 @@ pub fn spec() -> ToolSpec {
 /// `invalid_argument` for a malformed id, `not_found`, or the core-api errors of [`Call`].
 pub async fn call(call: &Call<'_>, args: Args) -> Result<Output, ToolError> {
     args::check_id("transaction_id", &args.transaction_id, "txn_", 6)?;
+    let id = args.transaction_id.as_str();
     let transaction = call
-        .core_api_read(|meta| async move {
-            call.gateway
-                .core_api
-                .get_transaction(&meta, &args.transaction_id)
-                .await
-        })
+        .core_api_read(|meta| async move { call.gateway.core_api.get_transaction(&meta, id).await })
         .await?;
     Ok(Output { transaction })
 }

@@ -13,11 +13,13 @@ pub mod types;
 use std::future::Future;
 use std::time::Duration;
 
+use kosha_resilience::deadline::Deadline;
+use kosha_resilience::policy::PolicyError;
+use kosha_resilience::retry::Idempotency;
 use rmcp::handler::server::tool::{schema_for_output, schema_for_type};
 use rmcp::model::{CallToolResult, JsonObject, Tool, ToolAnnotations};
 use schemars::JsonSchema;
 use serde::Serialize;
-use tokio::time::Instant;
 
 pub use error::ToolError;
 
@@ -85,13 +87,13 @@ pub struct Call<'a> {
     /// The caller's `client_id`, forwarded as `X-Kosha-Principal`.
     pub principal: Option<&'a str>,
     /// The absolute deadline of this call.
-    pub deadline: Instant,
+    pub deadline: Deadline,
 }
 
 impl Call<'_> {
     /// Time left before the deadline (zero once passed).
     pub fn remaining(&self) -> Duration {
-        self.deadline.saturating_duration_since(Instant::now())
+        self.deadline.remaining()
     }
 
     /// Runs one core-api read under the gateway's policy and maps its errors to tool errors.
@@ -100,42 +102,66 @@ impl Call<'_> {
     /// [`ToolError`] per SPEC §3: core-api's 4xx as the matching tool error, 5xx or an
     /// unreachable core-api as `dependency_unavailable`, a passed deadline as
     /// `deadline_exceeded`.
-    pub async fn core_api_read<T, F, Fut>(&self, op: F) -> Result<T, ToolError>
+    pub async fn core_api_read<T, F, Fut>(&self, mut op: F) -> Result<T, ToolError>
     where
-        F: FnOnce(CallMeta) -> Fut,
+        F: FnMut(CallMeta) -> Fut,
         Fut: Future<Output = Result<T, CoreApiError>>,
     {
-        let budget = self.remaining().saturating_sub(CORE_API_HOP_MARGIN);
-        if budget.is_zero() {
-            return Err(ToolError::DeadlineExceeded {
-                dependency: Some("core-api"),
-            });
-        }
-        let meta = CallMeta {
-            principal: self.principal.map(str::to_owned),
-            deadline_header: Some(wall_clock_header(budget)),
-            timeout: budget,
-        };
-        let _in_flight = self.gateway.core_api_in_flight();
-        op(meta)
+        let downstream = self.deadline.child(CORE_API_HOP_MARGIN);
+        let header = downstream.to_header();
+        self.gateway
+            .core_api_read
+            .call(&self.deadline, Idempotency::Idempotent, |attempt| {
+                op(CallMeta {
+                    principal: self.principal.map(str::to_owned),
+                    deadline_header: Some(header.clone()),
+                    timeout: attempt.timeout,
+                })
+            })
             .await
-            .map_err(|e| map_core_api_error(e, self.remaining().is_zero()))
+            .map_err(|e| map_policy_error(e, "core-api"))
     }
 }
 
-/// RFC 3339 UTC with milliseconds and `Z`, `budget` from now (SPEC §7).
-fn wall_clock_header(budget: Duration) -> String {
-    let at = time::OffsetDateTime::now_utc() + budget;
-    let fmt = time::macros::format_description!(
-        "[year]-[month]-[day]T[hour]:[minute]:[second].[subsecond digits:3]Z"
-    );
-    at.format(&fmt).unwrap_or_default()
+/// Seconds for `retry_after_s`, rounded up so a client never retries early.
+fn ceil_secs(d: Duration) -> u64 {
+    d.as_millis().div_ceil(1000).try_into().unwrap_or(u64::MAX)
+}
+
+/// How long a client should wait on a forced-open breaker with no expiry: the override is
+/// re-read every 5 s (SPEC §8), so sooner cannot succeed.
+const FORCED_OPEN_RETRY: Duration = Duration::from_secs(5);
+
+/// The one mapping from the policy's rejections and failures to tool errors (SPEC §3, §6).
+fn map_policy_error(e: PolicyError<CoreApiError>, dependency: &'static str) -> ToolError {
+    match e {
+        PolicyError::DeadlineExceeded => ToolError::DeadlineExceeded {
+            dependency: Some(dependency),
+        },
+        PolicyError::BulkheadFull => ToolError::Overloaded {
+            dependency: Some(dependency),
+            retry_after_s: Some(1),
+        },
+        PolicyError::CircuitOpen { retry_after } => ToolError::DependencyUnavailable {
+            dependency,
+            retry_after_s: Some(ceil_secs(retry_after).max(1)),
+        },
+        PolicyError::ForcedOpen { retry_after, .. } => ToolError::DependencyUnavailable {
+            dependency,
+            retry_after_s: Some(ceil_secs(retry_after.unwrap_or(FORCED_OPEN_RETRY)).max(1)),
+        },
+        PolicyError::AttemptTimeout => ToolError::DependencyUnavailable {
+            dependency,
+            retry_after_s: None,
+        },
+        PolicyError::Inner(e) => map_core_api_error(e),
+    }
 }
 
 /// The one mapping from core-api failures to tool errors (SPEC §3, §7).
-fn map_core_api_error(e: CoreApiError, deadline_passed: bool) -> ToolError {
+fn map_core_api_error(e: CoreApiError) -> ToolError {
     const DEP: &str = "core-api";
-    let secs = |d: Option<Duration>| d.map(|d| d.as_secs_f64().ceil() as u64);
+    let secs = |d: Option<Duration>| d.map(ceil_secs);
     match e {
         CoreApiError::Status {
             status,
@@ -162,9 +188,6 @@ fn map_core_api_error(e: CoreApiError, deadline_passed: bool) -> ToolError {
                 tracing::error!(status = status.as_u16(), code, "unexpected core-api status");
                 ToolError::Internal
             }
-        },
-        CoreApiError::Timeout if deadline_passed => ToolError::DeadlineExceeded {
-            dependency: Some(DEP),
         },
         CoreApiError::Connect | CoreApiError::Timeout | CoreApiError::Decode => {
             ToolError::DependencyUnavailable {
