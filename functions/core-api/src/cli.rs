@@ -64,7 +64,8 @@ pub async fn run(command: Command, config: &Config) -> Result<(), CliError> {
     match command {
         Command::Serve => {
             let pool = db::build_pool(&config.database_url, &config.pool)?;
-            kosha_runtime::serve(router(AppState::new(pool))).await?;
+            let state = AppState::new(pool).with_statement_cap(config.pool.statement_timeout);
+            kosha_runtime::serve(router(state)).await?;
         }
         Command::Migrate => {
             let mut client = migrate::connect(&config.database_url).await?;

@@ -23,7 +23,8 @@ pub enum DbError {
     /// PostgreSQL cannot be reached, refused us, or dropped the connection.
     #[error("postgres unavailable: {0}")]
     Unavailable(String),
-    /// PostgreSQL cancelled the statement on `statement_timeout` (SQLSTATE 57014).
+    /// PostgreSQL cancelled the statement on `statement_timeout` (SQLSTATE 57014), or the
+    /// request's deadline left no time to send it.
     #[error("statement timed out")]
     StatementTimeout,
     /// The statement itself failed: a bug in core-api (bad SQL, type mismatch, constraint).

@@ -6,6 +6,7 @@ use time::OffsetDateTime;
 use tokio_postgres::Row;
 
 use super::{DbError, PgPool};
+use crate::deadline::Budget;
 
 /// A transaction as the API returns it (SPEC §4 `get_transaction`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -60,7 +61,7 @@ pub struct SearchHit {
     pub article_id: String,
     /// Article title.
     pub title: String,
-    /// Plain-text excerpt around the matched terms.
+    /// Plain-text excerpt (≈ 15–35 words, one line) around the matched terms, no markup.
     pub snippet: String,
     /// `ts_rank_cd` normalised to [0, 1) (normalisation 32: rank / (rank + 1)).
     pub score: f64,
@@ -68,6 +69,26 @@ pub struct SearchHit {
 
 const TRANSACTION_COLUMNS: &str =
     "transaction_id, account_id, amount_minor, currency, merchant, category, status, booked_at";
+
+/// Starts a read-only transaction whose statements may run for the budget's statement
+/// timeout (`SET LOCAL`, so it ends with the transaction; seed 004 §2). The transaction rolls
+/// back if dropped, so a failed request never returns a connection mid-transaction.
+async fn begin<'a>(
+    client: &'a mut deadpool_postgres::Object,
+    budget: &Budget,
+) -> Result<deadpool_postgres::Transaction<'a>, DbError> {
+    let timeout = budget
+        .statement_timeout()
+        .ok_or(DbError::StatementTimeout)?;
+    let tx = client.build_transaction().read_only(true).start().await?;
+    // An integer we computed, not user input.
+    tx.batch_execute(&format!(
+        "SET LOCAL statement_timeout = {}",
+        timeout.as_millis().max(1)
+    ))
+    .await?;
+    Ok(tx)
+}
 
 fn transaction(row: &Row) -> Result<TransactionRecord, DbError> {
     Ok(TransactionRecord {
@@ -98,18 +119,17 @@ pub async fn ping(pool: &PgPool) -> Result<(), DbError> {
 /// [`DbError`] from the pool or PostgreSQL.
 pub async fn get_transaction(
     pool: &PgPool,
+    budget: &Budget,
     id: &str,
 ) -> Result<Option<TransactionRecord>, DbError> {
-    let client = pool.get().await?;
+    let mut client = pool.get().await?;
+    let tx = begin(&mut client, budget).await?;
     let sql =
         format!("SELECT {TRANSACTION_COLUMNS} FROM core.transactions WHERE transaction_id = $1");
-    let statement = client.prepare_cached(&sql).await?;
-    client
-        .query_opt(&statement, &[&id])
-        .await?
-        .as_ref()
-        .map(transaction)
-        .transpose()
+    let statement = tx.prepare_cached(&sql).await?;
+    let row = tx.query_opt(&statement, &[&id]).await?;
+    tx.commit().await?;
+    row.as_ref().map(transaction).transpose()
 }
 
 /// One page of an account's transactions, or `None` when the account does not exist.
@@ -118,13 +138,16 @@ pub async fn get_transaction(
 /// [`DbError`] from the pool or PostgreSQL.
 pub async fn list_transactions(
     pool: &PgPool,
+    budget: &Budget,
     q: &ListQuery,
 ) -> Result<Option<Vec<TransactionRecord>>, DbError> {
-    let client = pool.get().await?;
-    let exists = client
+    let mut client = pool.get().await?;
+    let tx = begin(&mut client, budget).await?;
+    let exists = tx
         .prepare_cached("SELECT 1 FROM core.accounts WHERE account_id = $1")
         .await?;
-    if client.query_opt(&exists, &[&q.account_id]).await?.is_none() {
+    if tx.query_opt(&exists, &[&q.account_id]).await?.is_none() {
+        tx.commit().await?;
         return Ok(None);
     }
     let sql = format!(
@@ -136,10 +159,10 @@ pub async fn list_transactions(
          ORDER BY booked_at DESC, transaction_id DESC
          LIMIT $6"
     );
-    let statement = client.prepare_cached(&sql).await?;
+    let statement = tx.prepare_cached(&sql).await?;
     let after_at = q.after.as_ref().map(|k| k.booked_at);
     let after_id = q.after.as_ref().map(|k| k.transaction_id.as_str());
-    let rows = client
+    let rows = tx
         .query(
             &statement,
             &[
@@ -152,6 +175,7 @@ pub async fn list_transactions(
             ],
         )
         .await?;
+    tx.commit().await?;
     rows.iter()
         .map(transaction)
         .collect::<Result<_, _>>()
@@ -166,25 +190,28 @@ pub async fn list_transactions(
 /// [`DbError`] from the pool or PostgreSQL.
 pub async fn search_articles(
     pool: &PgPool,
+    budget: &Budget,
     query: &str,
     top_k: i64,
 ) -> Result<Vec<SearchHit>, DbError> {
-    let client = pool.get().await?;
-    let strict = client
+    let mut client = pool.get().await?;
+    let tx = begin(&mut client, budget).await?;
+    let strict = tx
         .prepare_cached(&search_sql("websearch_to_tsquery('english', $1)"))
         .await?;
-    let rows = client.query(&strict, &[&query, &top_k]).await?;
+    let rows = tx.query(&strict, &[&query, &top_k]).await?;
     let rows = if rows.is_empty() {
-        let loose = client
+        let loose = tx
             .prepare_cached(&search_sql(
                 "NULLIF(regexp_replace(plainto_tsquery('english', $1)::text, \
                  ' (&|<->|<[0-9]+>) ', ' | ', 'g'), '')::tsquery",
             ))
             .await?;
-        client.query(&loose, &[&query, &top_k]).await?
+        tx.query(&loose, &[&query, &top_k]).await?
     } else {
         rows
     };
+    tx.commit().await?;
     rows.iter()
         .map(|row| {
             Ok(SearchHit {
@@ -201,8 +228,10 @@ fn search_sql(tsquery: &str) -> String {
     format!(
         "WITH q AS (SELECT {tsquery} AS tsq)
          SELECT a.article_id, a.title,
-                ts_headline('english', a.body, q.tsq,
-                    'StartSel=\"\", StopSel=\"\", MaxWords=40, MinWords=20, MaxFragments=2, FragmentDelimiter=\" … \"'),
+                regexp_replace(
+                    ts_headline('english', a.body, q.tsq,
+                        'StartSel=\"\", StopSel=\"\", MaxWords=35, MinWords=15, MaxFragments=1'),
+                    '\\s+', ' ', 'g'),
                 ts_rank_cd(a.search, q.tsq, 32)::float8 AS score
          FROM kb.articles a, q
          WHERE a.search @@ q.tsq

@@ -8,6 +8,8 @@ use axum::extract::{FromRequest, FromRequestParts, Path, Query, Request};
 use axum::http::request::Parts;
 use serde::de::DeserializeOwned;
 
+use super::AppState;
+use crate::deadline::{Budget, Deadline};
 use crate::error::ApiError;
 
 /// A JSON body (`Content-Type: application/json`) parsed as `T`.
@@ -91,5 +93,21 @@ where
                 };
                 ApiError::invalid(format!("invalid query string: {detail}"))
             })
+    }
+}
+
+/// The statement budget of this request: its [`Deadline`] (put there by
+/// [`crate::deadline::enforce`]) and the state's statement cap.
+impl FromRequestParts<AppState> for Budget {
+    type Rejection = std::convert::Infallible;
+
+    async fn from_request_parts(
+        parts: &mut Parts,
+        state: &AppState,
+    ) -> Result<Self, Self::Rejection> {
+        Ok(Self {
+            deadline: parts.extensions.get::<Deadline>().copied(),
+            cap: state.statement_cap,
+        })
     }
 }

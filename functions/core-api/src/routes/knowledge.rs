@@ -12,6 +12,7 @@ use serde_json::{Map, Value};
 use super::AppState;
 use super::extract::ApiJson;
 use crate::db::queries::{self, SearchHit};
+use crate::deadline::Budget;
 use crate::error::ApiError;
 
 /// Longest query in characters.
@@ -99,10 +100,12 @@ fn reject_unknown(rest: &Map<String, Value>) -> Result<(), ApiError> {
 /// 400 for a bad body, 503/504 from PostgreSQL.
 pub async fn search(
     State(state): State<AppState>,
+    budget: Budget,
     ApiJson(body): ApiJson<Value>,
 ) -> Result<Json<SearchResponse>, ApiError> {
     let request = SearchRequest::try_from(body)?;
-    let results = queries::search_articles(&state.pool, &request.query, request.top_k).await?;
+    let results =
+        queries::search_articles(&state.pool, &budget, &request.query, request.top_k).await?;
     Ok(Json(SearchResponse {
         results,
         degraded: false,

@@ -2,6 +2,9 @@
 //! [`ApiError`] with the body `{"error": {"code", "message", ...}}` — including unknown routes
 //! (404 `not_found`), wrong methods (405) and the extractors' rejections (400).
 //!
+//! Layers, outermost first: request tracing (principal), `X-Request-Deadline` (SPEC §7: 400
+//! malformed, 504 past), body limit, routes.
+//!
 //! | route | handler |
 //! |---|---|
 //! | `GET /v1/transactions/{id}` | [`transactions::get_transaction`] |
@@ -20,7 +23,10 @@ use axum::extract::DefaultBodyLimit;
 use axum::middleware;
 use axum::routing::{get, post};
 
-use crate::db::PgPool;
+use std::time::Duration;
+
+use crate::db::{PgPool, PoolSettings};
+use crate::deadline;
 use crate::error::ApiError;
 
 /// Largest accepted request body. The largest valid one (a 512-character query) is far smaller.
@@ -31,12 +37,25 @@ pub const MAX_BODY_BYTES: usize = 64 * 1024;
 pub struct AppState {
     /// The PostgreSQL pool.
     pub pool: PgPool,
+    /// Longest any statement may run, deadline or not (seed 004 §1: 3 s).
+    pub statement_cap: Duration,
 }
 
 impl AppState {
-    /// State over `pool`.
+    /// State over `pool` with the default statement cap.
     pub fn new(pool: PgPool) -> Self {
-        Self { pool }
+        Self {
+            pool,
+            statement_cap: PoolSettings::default().statement_timeout,
+        }
+    }
+
+    /// The same state with `cap` as the statement cap (use the pool's `statement_timeout`).
+    pub fn with_statement_cap(self, cap: Duration) -> Self {
+        Self {
+            statement_cap: cap,
+            ..self
+        }
     }
 }
 
@@ -53,6 +72,7 @@ pub fn router(state: AppState) -> Router {
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
+        .layer(middleware::from_fn(deadline::enforce))
         .layer(middleware::from_fn(trace::trace_request))
         .with_state(state)
 }

@@ -14,6 +14,7 @@ use super::AppState;
 use super::extract::{ApiPath, ApiQuery};
 use crate::cursor;
 use crate::db::queries::{self, Keyset, ListQuery, TransactionRecord};
+use crate::deadline::Budget;
 use crate::error::ApiError;
 use crate::ids;
 
@@ -109,10 +110,11 @@ fn timestamp(field: &str, raw: &str) -> Result<OffsetDateTime, ApiError> {
 /// 400 for a malformed id, 404 when absent, 503/504 from PostgreSQL.
 pub async fn get_transaction(
     State(state): State<AppState>,
+    budget: Budget,
     ApiPath(id): ApiPath<String>,
 ) -> Result<Json<TransactionResponse>, ApiError> {
     ids::transaction_id("transaction_id", &id)?;
-    let transaction = queries::get_transaction(&state.pool, &id)
+    let transaction = queries::get_transaction(&state.pool, &budget, &id)
         .await?
         .ok_or_else(|| ApiError::NotFound(format!("transaction {id} not found")))?;
     Ok(Json(TransactionResponse { transaction }))
@@ -124,12 +126,13 @@ pub async fn get_transaction(
 /// 400 for a malformed id or parameter, 404 for an unknown account, 503/504 from PostgreSQL.
 pub async fn list_transactions(
     State(state): State<AppState>,
+    budget: Budget,
     ApiPath(account_id): ApiPath<String>,
     ApiQuery(params): ApiQuery<ListParams>,
 ) -> Result<Json<TransactionPage>, ApiError> {
     ids::account_id("account_id", &account_id)?;
     let (query, limit) = params.into_query(account_id)?;
-    let mut rows = queries::list_transactions(&state.pool, &query)
+    let mut rows = queries::list_transactions(&state.pool, &budget, &query)
         .await?
         .ok_or_else(|| ApiError::NotFound(format!("account {} not found", query.account_id)))?;
     let page_len = usize::try_from(limit).unwrap_or(usize::MAX);

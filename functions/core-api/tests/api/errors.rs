@@ -136,3 +136,49 @@ async fn statement_timeout_is_deadline_exceeded() {
     // The pool keeps working after a cancelled statement.
     queries::ping(&pool).await.expect("ping");
 }
+
+fn with_deadline(uri: &str, deadline: &str) -> Request<Body> {
+    Request::get(uri)
+        .header("x-request-deadline", deadline)
+        .body(Body::empty())
+        .unwrap()
+}
+
+fn deadline_in(offset: time::Duration) -> String {
+    (time::OffsetDateTime::now_utc() + offset)
+        .format(&time::format_description::well_known::Rfc3339)
+        .unwrap()
+}
+
+#[tokio::test]
+async fn request_deadline_header_is_enforced() {
+    let db = TestDb::seeded().await;
+    let app = db.app();
+    let uri = "/v1/transactions/txn_000003";
+    let ok = send(
+        &app,
+        with_deadline(uri, &deadline_in(time::Duration::seconds(5))),
+    )
+    .await;
+    assert_eq!(ok.status, StatusCode::OK, "{}", ok.body);
+    // Far ahead is clamped, not refused.
+    let far = send(&app, with_deadline(uri, "2099-01-01T00:00:00Z")).await;
+    assert_eq!(far.status, StatusCode::OK);
+    let past = send(
+        &app,
+        with_deadline(uri, &deadline_in(time::Duration::seconds(-1))),
+    )
+    .await;
+    assert_eq!(past.status, StatusCode::GATEWAY_TIMEOUT);
+    assert_eq!(past.code(), "deadline_exceeded");
+    // Less left than the 100 ms margin: refused before the statement is sent.
+    let tight = send(
+        &app,
+        with_deadline(uri, &deadline_in(time::Duration::milliseconds(60))),
+    )
+    .await;
+    assert_eq!(tight.status, StatusCode::GATEWAY_TIMEOUT, "{}", tight.body);
+    send(&app, with_deadline(uri, "soon"))
+        .await
+        .assert_invalid("X-Request-Deadline");
+}

@@ -41,6 +41,10 @@ async fn chargeback_ranks_a_chargeback_article_first() {
         assert!(r["title"].is_string());
         let snippet = r["snippet"].as_str().unwrap();
         assert!(!snippet.is_empty() && !snippet.contains("<b>"), "{snippet}");
+        assert!(
+            !snippet.contains('\n') && snippet.chars().count() <= 400,
+            "{snippet}"
+        );
         assert_eq!(r.as_object().unwrap().len(), 4);
     }
 }
