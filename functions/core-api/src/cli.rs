@@ -1,0 +1,108 @@
+//! The binary's commands: `core-api` serves, `core-api migrate` migrates and seeds,
+//! `core-api seed --check` verifies that the seed is present (exit 1 when not).
+
+use crate::config::Config;
+use crate::db::{self, migrate, seed};
+use crate::routes::{AppState, router};
+
+/// What the binary was asked to do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Command {
+    /// Serve HTTP (local or Lambda).
+    Serve,
+    /// Apply migrations, then the seed (idempotent).
+    Migrate,
+    /// Check that every seeded id is present.
+    SeedCheck,
+}
+
+/// Usage line printed on bad arguments.
+pub const USAGE: &str = "usage: core-api [migrate | seed --check]";
+
+impl Command {
+    /// Parses the arguments after the program name.
+    ///
+    /// # Errors
+    /// [`USAGE`] for anything unrecognised.
+    pub fn parse<I: IntoIterator<Item = String>>(args: I) -> Result<Self, &'static str> {
+        let args: Vec<String> = args.into_iter().collect();
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        match args.as_slice() {
+            [] | ["serve"] => Ok(Self::Serve),
+            ["migrate"] => Ok(Self::Migrate),
+            ["seed", "--check"] => Ok(Self::SeedCheck),
+            _ => Err(USAGE),
+        }
+    }
+}
+
+/// Why a command failed (printed as one line by `main`).
+#[derive(Debug, thiserror::Error)]
+pub enum CliError {
+    /// Building the pool failed.
+    #[error(transparent)]
+    Pool(#[from] db::pool::PoolBuildError),
+    /// Migrating or seeding failed.
+    #[error(transparent)]
+    Migrate(#[from] migrate::MigrateError),
+    /// A query failed.
+    #[error(transparent)]
+    Db(#[from] db::DbError),
+    /// Serving failed.
+    #[error(transparent)]
+    Serve(#[from] kosha_runtime::ServeError),
+    /// `seed --check` found seeded rows missing.
+    #[error("seed data is missing; run `core-api migrate`")]
+    SeedMissing,
+}
+
+/// Runs `command` with `config`.
+///
+/// # Errors
+/// [`CliError`] describing the failure.
+pub async fn run(command: Command, config: &Config) -> Result<(), CliError> {
+    match command {
+        Command::Serve => {
+            let pool = db::build_pool(&config.database_url, &config.pool)?;
+            let state = AppState::new(pool).with_statement_cap(config.pool.statement_timeout);
+            kosha_runtime::serve(router(state)).await?;
+        }
+        Command::Migrate => {
+            let mut client = migrate::connect(&config.database_url).await?;
+            let report = migrate::migrate_and_seed(&mut client).await?;
+            tracing::info!(
+                applied = ?report.applied,
+                accounts = report.seeded.accounts,
+                transactions = report.seeded.transactions,
+                articles = report.seeded.articles,
+                "migrated and seeded"
+            );
+        }
+        Command::SeedCheck => {
+            let client = migrate::connect(&config.database_url).await?;
+            if !seed::is_present(&client, &seed::generate()).await? {
+                return Err(CliError::SeedMissing);
+            }
+            tracing::info!("seed present");
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Command;
+
+    fn parse(args: &[&str]) -> Result<Command, &'static str> {
+        Command::parse(args.iter().map(|s| (*s).to_owned()))
+    }
+
+    #[test]
+    fn parses_the_three_commands_and_refuses_others() {
+        assert_eq!(parse(&[]), Ok(Command::Serve));
+        assert_eq!(parse(&["migrate"]), Ok(Command::Migrate));
+        assert_eq!(parse(&["seed", "--check"]), Ok(Command::SeedCheck));
+        assert!(parse(&["seed"]).is_err());
+        assert!(parse(&["migrate", "--force"]).is_err());
+    }
+}

@@ -1,0 +1,84 @@
+//! PostgreSQL access: the pool ([`pool`]), embedded migrations ([`migrate`]), the deterministic
+//! seed ([`seed`]) and the typed queries behind the routes ([`queries`]).
+//!
+//! Every failure is classified once, here, into a [`DbError`] that says what the caller should
+//! do about it (retry later, give up, or report a bug); the HTTP edge maps it to an error code.
+
+pub mod migrate;
+pub mod pool;
+pub mod queries;
+pub mod seed;
+
+use deadpool_postgres::{PoolError, TimeoutType};
+use tokio_postgres::error::SqlState;
+
+pub use pool::{PgPool, PoolSettings, build_pool};
+
+/// A database failure, classified by what it means for the request.
+#[derive(Debug, thiserror::Error)]
+pub enum DbError {
+    /// No pooled connection became free within the pool's wait timeout (seed 004 §1: 0.5 s).
+    #[error("no pooled connection within the wait timeout")]
+    PoolExhausted,
+    /// PostgreSQL cannot be reached, refused us, or dropped the connection.
+    #[error("postgres unavailable: {0}")]
+    Unavailable(String),
+    /// PostgreSQL cancelled the statement on `statement_timeout` (SQLSTATE 57014), or the
+    /// request's deadline left no time to send it.
+    #[error("statement timed out")]
+    StatementTimeout,
+    /// The statement itself failed: a bug in core-api (bad SQL, type mismatch, constraint).
+    #[error("query failed: {0}")]
+    Query(String),
+}
+
+impl From<tokio_postgres::Error> for DbError {
+    fn from(e: tokio_postgres::Error) -> Self {
+        if let Some(db) = e.as_db_error() {
+            let code = db.code();
+            if *code == SqlState::QUERY_CANCELED {
+                return Self::StatementTimeout;
+            }
+            return if is_unavailable_state(code) {
+                Self::Unavailable(db.message().to_owned())
+            } else {
+                Self::Query(format!("{} ({})", db.message(), code.code()))
+            };
+        }
+        let is_io = std::error::Error::source(&e)
+            .is_some_and(|s| s.downcast_ref::<std::io::Error>().is_some());
+        let text = e.to_string();
+        if is_io || e.is_closed() || text.starts_with("timeout waiting for server") {
+            Self::Unavailable(text)
+        } else {
+            Self::Query(text)
+        }
+    }
+}
+
+impl From<PoolError> for DbError {
+    fn from(e: PoolError) -> Self {
+        match e {
+            PoolError::Timeout(TimeoutType::Wait) => Self::PoolExhausted,
+            PoolError::Timeout(TimeoutType::Create | TimeoutType::Recycle) => {
+                Self::Unavailable("timed out connecting to postgres".to_owned())
+            }
+            PoolError::Backend(inner) => inner.into(),
+            PoolError::Closed => Self::Unavailable("pool closed".to_owned()),
+            PoolError::NoRuntimeSpecified => Self::Query("pool built without a runtime".to_owned()),
+            PoolError::PostCreateHook(hook) => Self::Unavailable(hook.to_string()),
+        }
+    }
+}
+
+/// SQLSTATEs that mean "PostgreSQL is not usable right now" rather than "this query is wrong":
+/// class 08 (connection), 53 (insufficient resources), 57P0x (shutdown, cannot connect now),
+/// 28 (authentication) and 3D000 (database missing).
+fn is_unavailable_state(code: &SqlState) -> bool {
+    let c = code.code();
+    c.starts_with("08")
+        || c.starts_with("53")
+        || c.starts_with("57P")
+        || c.starts_with("28")
+        || c == "3D000"
+}

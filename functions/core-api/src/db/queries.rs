@@ -1,0 +1,241 @@
+//! The typed, parameterised queries behind the routes. No user input is ever spliced into SQL:
+//! every value is a bind parameter, so `'`, `%`, `_` and `\` are plain characters.
+
+use serde::Serialize;
+use time::OffsetDateTime;
+use tokio_postgres::Row;
+
+use super::{DbError, PgPool};
+use crate::deadline::Budget;
+
+/// A transaction as the API returns it (SPEC §4 `get_transaction`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct TransactionRecord {
+    /// `txn_000001`…
+    pub transaction_id: String,
+    /// `acc_0001`…
+    pub account_id: String,
+    /// Minor units (cents).
+    pub amount_minor: i64,
+    /// ISO 4217.
+    pub currency: String,
+    /// Merchant name.
+    pub merchant: String,
+    /// Spending category.
+    pub category: String,
+    /// `booked`, `pending` or `reversed`.
+    pub status: String,
+    /// RFC 3339 UTC, e.g. `2026-03-04T10:15:00Z`.
+    #[serde(with = "time::serde::rfc3339")]
+    pub booked_at: OffsetDateTime,
+}
+
+/// A position in an account's list: the last row of the previous page.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Keyset {
+    /// `booked_at` of the last row returned.
+    pub booked_at: OffsetDateTime,
+    /// `transaction_id` of the last row returned.
+    pub transaction_id: String,
+}
+
+/// One page request for an account's transactions, newest first.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ListQuery {
+    /// The account.
+    pub account_id: String,
+    /// Inclusive lower bound on `booked_at`.
+    pub from: Option<OffsetDateTime>,
+    /// Inclusive upper bound on `booked_at`.
+    pub to: Option<OffsetDateTime>,
+    /// Rows strictly after this position in (booked_at desc, transaction_id desc) order.
+    pub after: Option<Keyset>,
+    /// Rows to fetch (the route asks for one more than the page to learn if more exist).
+    pub limit: i64,
+}
+
+/// One knowledge-base search hit.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SearchHit {
+    /// `kb_001`…
+    pub article_id: String,
+    /// Article title.
+    pub title: String,
+    /// Plain-text excerpt (≈ 15–35 words, one line) around the matched terms, no markup.
+    pub snippet: String,
+    /// `ts_rank_cd` normalised to [0, 1) (normalisation 32: rank / (rank + 1)).
+    pub score: f64,
+}
+
+const TRANSACTION_COLUMNS: &str =
+    "transaction_id, account_id, amount_minor, currency, merchant, category, status, booked_at";
+
+/// Starts a read-only transaction whose statements may run for the budget's statement
+/// timeout (`SET LOCAL`, so it ends with the transaction; seed 004 §2). The transaction rolls
+/// back if dropped, so a failed request never returns a connection mid-transaction.
+async fn begin<'a>(
+    client: &'a mut deadpool_postgres::Object,
+    budget: &Budget,
+) -> Result<deadpool_postgres::Transaction<'a>, DbError> {
+    let timeout = budget
+        .statement_timeout()
+        .ok_or(DbError::StatementTimeout)?;
+    let tx = client.build_transaction().read_only(true).start().await?;
+    // An integer we computed, not user input.
+    tx.batch_execute(&format!(
+        "SET LOCAL statement_timeout = {}",
+        timeout.as_millis().max(1)
+    ))
+    .await?;
+    Ok(tx)
+}
+
+fn transaction(row: &Row) -> Result<TransactionRecord, DbError> {
+    Ok(TransactionRecord {
+        transaction_id: row.try_get(0)?,
+        account_id: row.try_get(1)?,
+        amount_minor: row.try_get(2)?,
+        currency: row.try_get(3)?,
+        merchant: row.try_get(4)?,
+        category: row.try_get(5)?,
+        status: row.try_get(6)?,
+        booked_at: row.try_get(7)?,
+    })
+}
+
+/// `SELECT 1` through the pool (readiness of PostgreSQL).
+///
+/// # Errors
+/// [`DbError`] when no connection can be had or the query fails.
+pub async fn ping(pool: &PgPool) -> Result<(), DbError> {
+    let client = pool.get().await?;
+    client.query_one("SELECT 1", &[]).await?;
+    Ok(())
+}
+
+/// The transaction `id`, or `None`.
+///
+/// # Errors
+/// [`DbError`] from the pool or PostgreSQL.
+pub async fn get_transaction(
+    pool: &PgPool,
+    budget: &Budget,
+    id: &str,
+) -> Result<Option<TransactionRecord>, DbError> {
+    let mut client = pool.get().await?;
+    let tx = begin(&mut client, budget).await?;
+    let sql =
+        format!("SELECT {TRANSACTION_COLUMNS} FROM core.transactions WHERE transaction_id = $1");
+    let statement = tx.prepare_cached(&sql).await?;
+    let row = tx.query_opt(&statement, &[&id]).await?;
+    tx.commit().await?;
+    row.as_ref().map(transaction).transpose()
+}
+
+/// One page of an account's transactions, or `None` when the account does not exist.
+///
+/// # Errors
+/// [`DbError`] from the pool or PostgreSQL.
+pub async fn list_transactions(
+    pool: &PgPool,
+    budget: &Budget,
+    q: &ListQuery,
+) -> Result<Option<Vec<TransactionRecord>>, DbError> {
+    let mut client = pool.get().await?;
+    let tx = begin(&mut client, budget).await?;
+    let exists = tx
+        .prepare_cached("SELECT 1 FROM core.accounts WHERE account_id = $1")
+        .await?;
+    if tx.query_opt(&exists, &[&q.account_id]).await?.is_none() {
+        tx.commit().await?;
+        return Ok(None);
+    }
+    let sql = format!(
+        "SELECT {TRANSACTION_COLUMNS} FROM core.transactions
+         WHERE account_id = $1
+           AND ($2::timestamptz IS NULL OR booked_at >= $2)
+           AND ($3::timestamptz IS NULL OR booked_at <= $3)
+           AND ($4::timestamptz IS NULL OR (booked_at, transaction_id) < ($4, $5::text))
+         ORDER BY booked_at DESC, transaction_id DESC
+         LIMIT $6"
+    );
+    let statement = tx.prepare_cached(&sql).await?;
+    let after_at = q.after.as_ref().map(|k| k.booked_at);
+    let after_id = q.after.as_ref().map(|k| k.transaction_id.as_str());
+    let rows = tx
+        .query(
+            &statement,
+            &[
+                &q.account_id,
+                &q.from,
+                &q.to,
+                &after_at,
+                &after_id,
+                &q.limit,
+            ],
+        )
+        .await?;
+    tx.commit().await?;
+    rows.iter()
+        .map(transaction)
+        .collect::<Result<_, _>>()
+        .map(Some)
+}
+
+/// Full-text search over the knowledge base: `websearch_to_tsquery` (all terms must match),
+/// and when that finds nothing, any of the terms (the `&`s of `plainto_tsquery` turned into
+/// `|`s). Ranked by `ts_rank_cd`, ties by article id.
+///
+/// # Errors
+/// [`DbError`] from the pool or PostgreSQL.
+pub async fn search_articles(
+    pool: &PgPool,
+    budget: &Budget,
+    query: &str,
+    top_k: i64,
+) -> Result<Vec<SearchHit>, DbError> {
+    let mut client = pool.get().await?;
+    let tx = begin(&mut client, budget).await?;
+    let strict = tx
+        .prepare_cached(&search_sql("websearch_to_tsquery('english', $1)"))
+        .await?;
+    let rows = tx.query(&strict, &[&query, &top_k]).await?;
+    let rows = if rows.is_empty() {
+        let loose = tx
+            .prepare_cached(&search_sql(
+                "NULLIF(regexp_replace(plainto_tsquery('english', $1)::text, \
+                 ' (&|<->|<[0-9]+>) ', ' | ', 'g'), '')::tsquery",
+            ))
+            .await?;
+        tx.query(&loose, &[&query, &top_k]).await?
+    } else {
+        rows
+    };
+    tx.commit().await?;
+    rows.iter()
+        .map(|row| {
+            Ok(SearchHit {
+                article_id: row.try_get(0)?,
+                title: row.try_get(1)?,
+                snippet: row.try_get(2)?,
+                score: row.try_get(3)?,
+            })
+        })
+        .collect()
+}
+
+fn search_sql(tsquery: &str) -> String {
+    format!(
+        "WITH q AS (SELECT {tsquery} AS tsq)
+         SELECT a.article_id, a.title,
+                regexp_replace(
+                    ts_headline('english', a.body, q.tsq,
+                        'StartSel=\"\", StopSel=\"\", MaxWords=35, MinWords=15, MaxFragments=1'),
+                    '\\s+', ' ', 'g'),
+                ts_rank_cd(a.search, q.tsq, 32)::float8 AS score
+         FROM kb.articles a, q
+         WHERE a.search @@ q.tsq
+         ORDER BY score DESC, a.article_id ASC
+         LIMIT $2"
+    )
+}

@@ -1,0 +1,157 @@
+//! `POST /v1/knowledge/search` (SPEC §4 `search_knowledge_base`): PostgreSQL full-text ranking
+//! for now; embeddings come later, and then `degraded` reports when they were unavailable.
+//!
+//! The body is validated by hand so each error names its field: `query` a string of 1–512
+//! characters that is not blank, `top_k` an integer 1–20 (default 5), nothing else.
+
+use axum::Json;
+use axum::extract::State;
+use serde::Serialize;
+use serde_json::{Map, Value};
+
+use super::AppState;
+use super::extract::ApiJson;
+use crate::db::queries::{self, SearchHit};
+use crate::deadline::Budget;
+use crate::error::ApiError;
+
+/// Longest query in characters.
+pub const MAX_QUERY_CHARS: usize = 512;
+/// Default number of results.
+pub const DEFAULT_TOP_K: i64 = 5;
+/// Largest number of results.
+pub const MAX_TOP_K: i64 = 20;
+
+/// A validated search request.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SearchRequest {
+    /// Free text, 1–512 characters.
+    pub query: String,
+    /// Results wanted, 1–20.
+    pub top_k: i64,
+}
+
+/// Body of a search answer.
+#[derive(Debug, Serialize)]
+pub struct SearchResponse {
+    /// Best first.
+    pub results: Vec<SearchHit>,
+    /// `true` when ranking fell back to a weaker method (always `false` until embeddings).
+    pub degraded: bool,
+}
+
+impl TryFrom<Value> for SearchRequest {
+    type Error = ApiError;
+
+    fn try_from(body: Value) -> Result<Self, ApiError> {
+        let Value::Object(mut fields) = body else {
+            return Err(ApiError::invalid("request body must be a JSON object"));
+        };
+        let query = query(fields.remove("query"))?;
+        let top_k = top_k(fields.remove("top_k"))?;
+        reject_unknown(&fields)?;
+        Ok(Self { query, top_k })
+    }
+}
+
+fn query(value: Option<Value>) -> Result<String, ApiError> {
+    let Some(Value::String(query)) = value else {
+        return Err(ApiError::invalid("query is required and must be a string"));
+    };
+    let chars = query.chars().count();
+    if chars == 0 || chars > MAX_QUERY_CHARS || query.trim().is_empty() {
+        return Err(ApiError::invalid(format!(
+            "query must be 1 to {MAX_QUERY_CHARS} characters and not blank"
+        )));
+    }
+    Ok(query)
+}
+
+fn top_k(value: Option<Value>) -> Result<i64, ApiError> {
+    match value {
+        None | Some(Value::Null) => Ok(DEFAULT_TOP_K),
+        Some(Value::Number(n)) => n
+            .as_i64()
+            .filter(|k| (1..=MAX_TOP_K).contains(k))
+            .ok_or_else(top_k_error),
+        Some(_) => Err(top_k_error()),
+    }
+}
+
+fn top_k_error() -> ApiError {
+    ApiError::invalid(format!("top_k must be an integer from 1 to {MAX_TOP_K}"))
+}
+
+fn reject_unknown(rest: &Map<String, Value>) -> Result<(), ApiError> {
+    match rest.keys().next() {
+        None => Ok(()),
+        Some(name) => {
+            let shown: String = name.chars().take(64).collect();
+            Err(ApiError::invalid(format!(
+                "unknown field {shown:?}; expected query and top_k"
+            )))
+        }
+    }
+}
+
+/// Ranks knowledge-base articles for the query.
+///
+/// # Errors
+/// 400 for a bad body, 503/504 from PostgreSQL.
+pub async fn search(
+    State(state): State<AppState>,
+    budget: Budget,
+    ApiJson(body): ApiJson<Value>,
+) -> Result<Json<SearchResponse>, ApiError> {
+    let request = SearchRequest::try_from(body)?;
+    let results =
+        queries::search_articles(&state.pool, &budget, &request.query, request.top_k).await?;
+    Ok(Json(SearchResponse {
+        results,
+        degraded: false,
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::SearchRequest;
+
+    fn parse(body: serde_json::Value) -> Result<SearchRequest, String> {
+        SearchRequest::try_from(body).map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn defaults_top_k_to_five() {
+        let r = parse(json!({"query": "chargeback"})).unwrap();
+        assert_eq!(r.top_k, 5);
+    }
+
+    #[test]
+    fn names_the_bad_field() {
+        let cases = [
+            (json!({}), "query"),
+            (json!({"query": 5}), "query"),
+            (json!({"query": ""}), "query"),
+            (json!({"query": "   "}), "query"),
+            (json!({"query": "x".repeat(513)}), "query"),
+            (json!({"query": "x", "top_k": 0}), "top_k"),
+            (json!({"query": "x", "top_k": 21}), "top_k"),
+            (json!({"query": "x", "top_k": 10000}), "top_k"),
+            (json!({"query": "x", "top_k": 2.5}), "top_k"),
+            (json!({"query": "x", "top_k": "3"}), "top_k"),
+            (json!({"query": "x", "extra": 1}), "extra"),
+            (json!(["query"]), "object"),
+        ];
+        for (body, field) in cases {
+            let message = parse(body.clone()).unwrap_err();
+            assert!(message.contains(field), "{body} -> {message}");
+        }
+    }
+
+    #[test]
+    fn counts_characters_not_bytes() {
+        assert!(parse(json!({"query": "é".repeat(512)})).is_ok());
+    }
+}

@@ -1,0 +1,86 @@
+//! The HTTP surface of core-api (SPEC §4, §7). Every response is JSON; every failure is an
+//! [`ApiError`] with the body `{"error": {"code", "message", ...}}` — including unknown routes
+//! (404 `not_found`), wrong methods (405) and the extractors' rejections (400).
+//!
+//! Layers, outermost first: request tracing (principal), `X-Request-Deadline` (SPEC §7: 400
+//! malformed, 504 past), body limit, routes.
+//!
+//! | route | handler |
+//! |---|---|
+//! | `GET /v1/transactions/{id}` | [`transactions::get_transaction`] |
+//! | `GET /v1/accounts/{id}/transactions` | [`transactions::list_transactions`] |
+//! | `POST /v1/knowledge/search` | [`knowledge::search`] |
+//! | `GET /v1/health` | [`health::health`] |
+
+pub mod extract;
+pub mod health;
+pub mod knowledge;
+pub mod trace;
+pub mod transactions;
+
+use axum::Router;
+use axum::extract::DefaultBodyLimit;
+use axum::middleware;
+use axum::routing::{get, post};
+
+use std::time::Duration;
+
+use crate::db::{PgPool, PoolSettings};
+use crate::deadline;
+use crate::error::ApiError;
+
+/// Largest accepted request body. The largest valid one (a 512-character query) is far smaller.
+pub const MAX_BODY_BYTES: usize = 64 * 1024;
+
+/// What the handlers share: cheap to clone.
+#[derive(Clone)]
+pub struct AppState {
+    /// The PostgreSQL pool.
+    pub pool: PgPool,
+    /// Longest any statement may run, deadline or not (seed 004 §1: 3 s).
+    pub statement_cap: Duration,
+}
+
+impl AppState {
+    /// State over `pool` with the default statement cap.
+    pub fn new(pool: PgPool) -> Self {
+        Self {
+            pool,
+            statement_cap: PoolSettings::default().statement_timeout,
+        }
+    }
+
+    /// The same state with `cap` as the statement cap (use the pool's `statement_timeout`).
+    pub fn with_statement_cap(self, cap: Duration) -> Self {
+        Self {
+            statement_cap: cap,
+            ..self
+        }
+    }
+}
+
+/// The complete router, ready for `kosha_runtime::serve` or `tower::ServiceExt::oneshot`.
+pub fn router(state: AppState) -> Router {
+    Router::new()
+        .route("/v1/health", get(health::health))
+        .route("/v1/transactions/{id}", get(transactions::get_transaction))
+        .route(
+            "/v1/accounts/{id}/transactions",
+            get(transactions::list_transactions),
+        )
+        .route("/v1/knowledge/search", post(knowledge::search))
+        .fallback(not_found)
+        .method_not_allowed_fallback(method_not_allowed)
+        .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
+        .layer(middleware::from_fn(deadline::enforce))
+        .layer(middleware::from_fn(trace::trace_request))
+        .with_state(state)
+}
+
+async fn not_found() -> ApiError {
+    ApiError::NotFound("no such route".to_owned())
+}
+
+async fn method_not_allowed() -> ApiError {
+    ApiError::MethodNotAllowed
+}

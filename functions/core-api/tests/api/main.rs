@@ -1,0 +1,9 @@
+//! Integration tests of core-api against a real PostgreSQL (one throwaway database per test).
+// Test helpers outside #[test] fns: a failed expectation is the test failing.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+mod errors;
+mod knowledge;
+mod seed;
+mod transactions;
