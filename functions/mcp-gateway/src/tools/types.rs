@@ -11,7 +11,7 @@ pub struct Transaction {
     pub transaction_id: String,
     /// `acc_0001` …
     pub account_id: String,
-    /// Signed amount in minor units (cents); debits are negative.
+    /// Amount in minor units (cents).
     pub amount_minor: i64,
     /// ISO 4217 code, e.g. `EUR`.
     pub currency: String,
