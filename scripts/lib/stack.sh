@@ -8,10 +8,31 @@ start_fn() {
   local bin
   bin="$(cargo_target)/debug/$name"
   [[ -x "$bin" ]] || die "$bin is not built"
-  mkdir -p "$DEV_DIR/pids" "$DEV_DIR/logs"
+  mkdir -p "$DEV_DIR/pids" "$DEV_DIR/logs" "$DEV_DIR/cmd"
+  printf '%s\n' "$port" "$@" > "$DEV_DIR/cmd/$name.args"
   env "$@" KOSHA_LISTEN="127.0.0.1:$port" RUST_LOG="${RUST_LOG:-info}" \
     setsid "$bin" >"$DEV_DIR/logs/$name.log" 2>&1 < /dev/null &
   echo $! > "$DEV_DIR/pids/$name.pid"
+}
+
+# Stops one recorded function: stop_fn NAME
+stop_fn() {
+  local f="$DEV_DIR/pids/$1.pid" pid i
+  [[ -f "$f" ]] || die "$1 is not running"
+  pid="$(cat "$f")"
+  kill -TERM "$pid" 2>/dev/null || true
+  for ((i = 0; i < 50; i++)); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+  kill -KILL "$pid" 2>/dev/null || true
+  rm -f "$f"
+}
+
+# Starts a function again with the port and environment it had at `up`: restart_fn NAME
+restart_fn() {
+  local name="$1" f="$DEV_DIR/cmd/$1.args" args
+  [[ -f "$f" ]] || die "$name was never started by scripts/dev up"
+  [[ ! -f "$DEV_DIR/pids/$name.pid" ]] || stop_fn "$name"
+  mapfile -t args < "$f"
+  start_fn "$name" "${args[@]}"
 }
 
 # Stops everything recorded under $DEV_DIR/pids (TERM, then KILL after 5 s).

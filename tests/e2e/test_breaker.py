@@ -1,0 +1,74 @@
+"""core-api stopped → the breaker opens → tool calls fail fast with `dependency_unavailable`
+and `retry_after_s` → core-api back → the breaker closes through half-open (issue 3, SPEC §6).
+
+scripts/test starts the stack with KOSHA_POLICY_CORE_API_READ_BREAKER_OPEN_MS=3000 so the
+open period fits in a test."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+from kosha_client import session
+
+pytestmark = pytest.mark.anyio
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def dev(*args: str) -> None:
+    subprocess.run([str(ROOT / "scripts" / "dev"), *args], check=True, env=os.environ, capture_output=True)
+
+
+async def breaker_state(s) -> str:
+    health = await s.call_tool("get_service_health", {})
+    return health.structured_content["dependencies"]["core-api"]["breaker"]
+
+
+async def test_breaker_opens_fails_fast_and_recovers(gateway_url, agent_token, stack):
+    args = {"transaction_id": "txn_000100"}
+    async with session(gateway_url, agent_token) as s:
+        assert await breaker_state(s) == "closed"
+        dev("stop", "core-api")
+        try:
+            errors = []
+            for _ in range(40):
+                r = await s.call_tool("get_transaction", args)
+                assert r.is_error
+                errors.append(r.structured_content["error"])
+                if await breaker_state(s) == "open":
+                    break
+            assert await breaker_state(s) == "open", errors[-1]
+            assert all(e["code"] == "dependency_unavailable" for e in errors)
+            assert all(e["dependency"] == "core-api" for e in errors)
+
+            # Open: rejected before any network call, with a retry hint.
+            started = time.monotonic()
+            fast = await s.call_tool("get_transaction", args)
+            err = fast.structured_content["error"]
+            assert err["code"] == "dependency_unavailable" and err["retry_after_s"] >= 1
+            assert time.monotonic() - started < 1.0
+        finally:
+            dev("start", "core-api")
+        base = stack["KOSHA_CORE_API_URL"]
+        for _ in range(100):
+            try:
+                if httpx.get(base + "/v1/health", timeout=1).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            time.sleep(0.1)
+        # After the open period, half-open probes succeed and close it.
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
+            r = await s.call_tool("get_transaction", args)
+            if not r.is_error and await breaker_state(s) == "closed":
+                break
+            time.sleep(0.5)
+        assert await breaker_state(s) == "closed"
+        ok = await s.call_tool("get_transaction", args)
+        assert ok.is_error is not True
