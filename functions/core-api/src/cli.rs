@@ -64,7 +64,7 @@ pub async fn run(command: Command, config: &Config) -> Result<(), CliError> {
     match command {
         Command::Serve => {
             let pool = db::build_pool(&config.database_url, &config.pool)?;
-            let state = AppState::new(pool).with_statement_cap(config.pool.statement_timeout);
+            let state = AppState::new(pool).with_postgres(config.pool.postgres);
             kosha_runtime::serve(router(state)).await?;
         }
         Command::Migrate => {

@@ -4,19 +4,36 @@
 //! | variable | default | meaning |
 //! |---|---|---|
 //! | `DATABASE_URL` | `postgres://postgres@127.0.0.1:5432/kosha` | PostgreSQL connection URL |
-//! | `KOSHA_PG_POOL_MAX` | 2 | pool size (seed 004 §1) |
-//! | `KOSHA_PG_POOL_WAIT_MS` | 500 | wait for a free connection before `overloaded` |
+//! | `KOSHA_POLICY_POSTGRES_POOL_MAX` | 2 | pool size (seed 004 §1) |
+//! | `KOSHA_POLICY_POSTGRES_POOL_WAIT_MS` | 500 | wait for a free connection before `overloaded` |
+//! | `KOSHA_POLICY_POSTGRES_STATEMENT_TIMEOUT_MS` | 3000 | `statement_timeout` cap |
+//! | `KOSHA_POLICY_POSTGRES_MARGIN_MS` | 100 | kept from the request deadline per statement |
 //! | `KOSHA_PG_CONNECT_TIMEOUT_MS` | 2000 | opening a connection |
-//! | `KOSHA_PG_STATEMENT_TIMEOUT_MS` | 3000 | server-side `statement_timeout` |
+//!
+//! The `KOSHA_POLICY_POSTGRES_*` settings are the shared
+//! [`kosha_resilience::config::PostgresConfig`], parsed and validated there.
 
 use std::time::Duration;
 
-use kosha_runtime::config::{ConfigError, parse_or, string_or};
+use kosha_resilience::config::PostgresConfig;
+use kosha_runtime::config::{parse_or, string_or, var};
 
 use crate::db::PoolSettings;
+use crate::db::pool::DEFAULT_CONNECT_TIMEOUT;
 
 /// Default `DATABASE_URL` (SPEC §2).
 pub const DEFAULT_DATABASE_URL: &str = "postgres://postgres@127.0.0.1:5432/kosha";
+
+/// A setting that cannot be used; the message names the variable, never its value.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    /// A core-api variable (`KOSHA_PG_CONNECT_TIMEOUT_MS`) is invalid.
+    #[error(transparent)]
+    Env(#[from] kosha_runtime::config::ConfigError),
+    /// A `KOSHA_POLICY_POSTGRES_*` variable is invalid.
+    #[error(transparent)]
+    Postgres(#[from] kosha_resilience::config::ConfigError),
+}
 
 /// Validated configuration.
 #[derive(Clone, PartialEq, Eq)]
@@ -40,14 +57,11 @@ impl Config {
     /// Reads the environment.
     ///
     /// # Errors
-    /// [`ConfigError`] naming the variable whose value does not parse or is zero.
+    /// [`ConfigError`] naming the variable whose value does not parse or is out of range.
     pub fn from_env() -> Result<Self, ConfigError> {
-        let defaults = PoolSettings::default();
         let pool = PoolSettings {
-            max_size: positive("KOSHA_PG_POOL_MAX", defaults.max_size as u64)? as usize,
-            wait: millis("KOSHA_PG_POOL_WAIT_MS", defaults.wait)?,
-            create: millis("KOSHA_PG_CONNECT_TIMEOUT_MS", defaults.create)?,
-            statement_timeout: millis("KOSHA_PG_STATEMENT_TIMEOUT_MS", defaults.statement_timeout)?,
+            postgres: PostgresConfig::from_lookup(var)?,
+            connect_timeout: millis("KOSHA_PG_CONNECT_TIMEOUT_MS", DEFAULT_CONNECT_TIMEOUT)?,
         };
         Ok(Self {
             database_url: string_or("DATABASE_URL", DEFAULT_DATABASE_URL),
@@ -56,14 +70,13 @@ impl Config {
     }
 }
 
-fn positive(key: &str, default: u64) -> Result<u64, ConfigError> {
-    match parse_or(key, default)? {
-        0 => Err(ConfigError::new(key, "must be greater than zero")),
-        n => Ok(n),
-    }
-}
-
-fn millis(key: &str, default: Duration) -> Result<Duration, ConfigError> {
+fn millis(key: &str, default: Duration) -> Result<Duration, kosha_runtime::config::ConfigError> {
     let default_ms = u64::try_from(default.as_millis()).unwrap_or(u64::MAX);
-    positive(key, default_ms).map(Duration::from_millis)
+    match parse_or(key, default_ms)? {
+        0 => Err(kosha_runtime::config::ConfigError::new(
+            key,
+            "must be greater than zero",
+        )),
+        n => Ok(Duration::from_millis(n)),
+    }
 }

@@ -1,4 +1,6 @@
 //! The connection pool (seed 004 §1 "PostgreSQL": pool max 2, wait 0.5 s, statement timeout 3 s).
+//! Those three settings are the shared [`PostgresConfig`] (`KOSHA_POLICY_POSTGRES_*`), the
+//! same values the statement budget of [`crate::deadline`] is derived from.
 //!
 //! The pool is small on purpose: Lambda's reserved concurrency × pool max must stay below the
 //! database's `max_connections`. A request that cannot get a connection within `wait` fails fast
@@ -8,31 +10,31 @@
 use std::time::Duration;
 
 use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod, Runtime};
+use kosha_resilience::config::PostgresConfig;
 use tokio_postgres::NoTls;
 
 /// The pool type the routes share (cheap to clone: an `Arc` inside).
 pub type PgPool = Pool;
 
+/// Default [`PoolSettings::connect_timeout`].
+pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(2);
+
 /// Pool limits and timeouts.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PoolSettings {
-    /// Maximum open connections (seed 004: 2).
-    pub max_size: usize,
-    /// How long a request waits for a free connection (seed 004: 500 ms).
-    pub wait: Duration,
-    /// How long opening a new connection may take.
-    pub create: Duration,
-    /// Server-side `statement_timeout` for every statement (seed 004: 3 s).
-    pub statement_timeout: Duration,
+    /// Pool size (`pool_max`, 2), wait for a free connection (`pool_wait`, 500 ms) and the
+    /// server-side `statement_timeout` for every statement (3 s); seed 004 §1.
+    pub postgres: PostgresConfig,
+    /// How long opening (or recycling) a connection may take (2 s); the policy has no
+    /// equivalent.
+    pub connect_timeout: Duration,
 }
 
 impl Default for PoolSettings {
     fn default() -> Self {
         Self {
-            max_size: 2,
-            wait: Duration::from_millis(500),
-            create: Duration::from_secs(2),
-            statement_timeout: Duration::from_secs(3),
+            postgres: PostgresConfig::defaults(),
+            connect_timeout: DEFAULT_CONNECT_TIMEOUT,
         }
     }
 }
@@ -62,11 +64,11 @@ pub fn pg_config(
     let mut config: tokio_postgres::Config = url
         .parse()
         .map_err(|e: tokio_postgres::Error| PoolBuildError::Url(e.to_string()))?;
-    config.connect_timeout(settings.create);
+    config.connect_timeout(settings.connect_timeout);
     config.application_name("kosha-core-api");
     config.options(format!(
         "-c statement_timeout={}",
-        settings.statement_timeout.as_millis()
+        settings.postgres.statement_timeout.as_millis()
     ));
     Ok(config)
 }
@@ -77,10 +79,13 @@ pub fn pg_config(
 /// # Errors
 /// [`PoolBuildError`] for a bad URL or a zero size or timeout.
 pub fn build_pool(url: &str, settings: &PoolSettings) -> Result<PgPool, PoolBuildError> {
-    if settings.max_size == 0 {
-        return Err(PoolBuildError::Setting("max_size must be at least 1"));
+    let postgres = &settings.postgres;
+    if postgres.pool_max == 0 {
+        return Err(PoolBuildError::Setting("pool_max must be at least 1"));
     }
-    if settings.wait.is_zero() || settings.create.is_zero() || settings.statement_timeout.is_zero()
+    if postgres.pool_wait.is_zero()
+        || settings.connect_timeout.is_zero()
+        || postgres.statement_timeout.is_zero()
     {
         return Err(PoolBuildError::Setting("timeouts must be positive"));
     }
@@ -93,10 +98,10 @@ pub fn build_pool(url: &str, settings: &PoolSettings) -> Result<PgPool, PoolBuil
         },
     );
     Pool::builder(manager)
-        .max_size(settings.max_size)
-        .wait_timeout(Some(settings.wait))
-        .create_timeout(Some(settings.create))
-        .recycle_timeout(Some(settings.create))
+        .max_size(postgres.pool_max)
+        .wait_timeout(Some(postgres.pool_wait))
+        .create_timeout(Some(settings.connect_timeout))
+        .recycle_timeout(Some(settings.connect_timeout))
         .runtime(Runtime::Tokio1)
         .build()
         .map_err(|e| PoolBuildError::Build(e.to_string()))

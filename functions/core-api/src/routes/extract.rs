@@ -97,7 +97,7 @@ where
 }
 
 /// The statement budget of this request: its [`Deadline`] (put there by
-/// [`crate::deadline::enforce`]) and the state's statement cap.
+/// [`crate::deadline::enforce`]) and the state's PostgreSQL settings.
 impl FromRequestParts<AppState> for Budget {
     type Rejection = std::convert::Infallible;
 
@@ -107,7 +107,7 @@ impl FromRequestParts<AppState> for Budget {
     ) -> Result<Self, Self::Rejection> {
         Ok(Self {
             deadline: parts.extensions.get::<Deadline>().copied(),
-            cap: state.statement_cap,
+            postgres: state.postgres,
         })
     }
 }

@@ -23,9 +23,9 @@ use axum::extract::DefaultBodyLimit;
 use axum::middleware;
 use axum::routing::{get, post};
 
-use std::time::Duration;
+use kosha_resilience::config::PostgresConfig;
 
-use crate::db::{PgPool, PoolSettings};
+use crate::db::PgPool;
 use crate::deadline;
 use crate::error::ApiError;
 
@@ -37,25 +37,23 @@ pub const MAX_BODY_BYTES: usize = 64 * 1024;
 pub struct AppState {
     /// The PostgreSQL pool.
     pub pool: PgPool,
-    /// Longest any statement may run, deadline or not (seed 004 §1: 3 s).
-    pub statement_cap: Duration,
+    /// The PostgreSQL settings each statement's timeout is derived from (seed 004 §1: at most
+    /// 3 s, 100 ms kept from the deadline).
+    pub postgres: PostgresConfig,
 }
 
 impl AppState {
-    /// State over `pool` with the default statement cap.
+    /// State over `pool` with the default PostgreSQL settings.
     pub fn new(pool: PgPool) -> Self {
         Self {
             pool,
-            statement_cap: PoolSettings::default().statement_timeout,
+            postgres: PostgresConfig::defaults(),
         }
     }
 
-    /// The same state with `cap` as the statement cap (use the pool's `statement_timeout`).
-    pub fn with_statement_cap(self, cap: Duration) -> Self {
-        Self {
-            statement_cap: cap,
-            ..self
-        }
+    /// The same state with `postgres` as the PostgreSQL settings (use the pool's).
+    pub fn with_postgres(self, postgres: PostgresConfig) -> Self {
+        Self { postgres, ..self }
     }
 }
 

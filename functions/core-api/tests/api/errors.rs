@@ -8,6 +8,7 @@ use axum::http::{Request, StatusCode, header};
 use core_api::db::{self, DbError, PoolSettings, queries};
 use core_api::error::ApiError;
 use core_api::routes::{AppState, router};
+use kosha_resilience::config::PostgresConfig;
 
 use crate::common::{TestDb, get, post_json, send};
 
@@ -97,8 +98,11 @@ async fn postgres_down_is_dependency_unavailable() {
 async fn a_saturated_pool_is_overloaded() {
     let db = TestDb::seeded().await;
     let settings = PoolSettings {
-        max_size: 1,
-        wait: Duration::from_millis(100),
+        postgres: PostgresConfig {
+            pool_max: 1,
+            pool_wait: Duration::from_millis(100),
+            ..PostgresConfig::defaults()
+        },
         ..PoolSettings::default()
     };
     let pool = db.pool_with(&settings);
@@ -120,7 +124,10 @@ async fn a_saturated_pool_is_overloaded() {
 async fn statement_timeout_is_deadline_exceeded() {
     let db = TestDb::seeded().await;
     let settings = PoolSettings {
-        statement_timeout: Duration::from_millis(50),
+        postgres: PostgresConfig {
+            statement_timeout: Duration::from_millis(50),
+            ..PostgresConfig::defaults()
+        },
         ..PoolSettings::default()
     };
     let pool = db.pool_with(&settings);
