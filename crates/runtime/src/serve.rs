@@ -29,9 +29,14 @@ pub enum ServeError {
 pub async fn serve(router: Router) -> Result<(), ServeError> {
     if std::env::var_os("AWS_LAMBDA_RUNTIME_API").is_some() {
         tracing::info!(mode = "lambda", "serving");
-        return lambda_http::run(router)
-            .await
-            .map_err(|e| ServeError::Lambda(e.to_string()));
+        let result = match crate::telemetry::metrics_collector() {
+            // Flushes the EMF document after every invocation.
+            Some(collector) => {
+                metrics_cloudwatch_embedded::lambda::service::run_http(collector, router).await
+            }
+            None => lambda_http::run(router).await,
+        };
+        return result.map_err(|e| ServeError::Lambda(e.to_string()));
     }
     let addr = crate::config::string_or("KOSHA_LISTEN", "127.0.0.1:8080");
     let listener = tokio::net::TcpListener::bind(&addr)
@@ -42,10 +47,14 @@ pub async fn serve(router: Router) -> Result<(), ServeError> {
         })?;
     let local = listener.local_addr().map_err(ServeError::Local)?;
     tracing::info!(mode = "local", addr = %local, "serving");
-    axum::serve(listener, router)
+    let served = axum::serve(listener, router)
         .with_graceful_shutdown(shutdown_signal())
         .await
-        .map_err(ServeError::Local)
+        .map_err(ServeError::Local);
+    if let Some(collector) = crate::telemetry::metrics_collector() {
+        let _ = collector.flush(std::io::stdout());
+    }
+    served
 }
 
 async fn shutdown_signal() {
