@@ -4,3 +4,4 @@
 #![warn(missing_docs)]
 
 pub mod overrides;
+pub mod rate_limit;
