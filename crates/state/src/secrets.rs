@@ -163,10 +163,10 @@ impl SecretCache {
     /// [`StateError::Aws`], [`StateError::Timeout`] or [`StateError::MalformedSecret`].
     pub async fn get(&self) -> Result<ChaosKey, StateError> {
         let mut cached = self.cached.lock().await;
-        if let Some((at, key)) = cached.as_ref() {
-            if at.elapsed() < self.ttl {
-                return Ok(key.clone());
-            }
+        if let Some((at, key)) = cached.as_ref()
+            && at.elapsed() < self.ttl
+        {
+            return Ok(key.clone());
         }
         let key = tokio::time::timeout(FETCH_TIMEOUT, self.fetcher.fetch())
             .await

@@ -1,4 +1,5 @@
 //! DynamoDB unreachable: the rate limiter admits (fail open) and counts it (SPEC §6, §12).
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test helpers
 //! Its own test binary, because the metrics recorder is process-global.
 mod common;
 

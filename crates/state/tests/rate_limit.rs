@@ -1,4 +1,5 @@
 //! The DynamoDB token bucket against the emulator (issue 4: concurrency, round trips, expiry).
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test helpers
 mod common;
 
 use std::sync::Arc;

@@ -4,7 +4,7 @@
 //! `scripts/test` exports it as `AWS_ENDPOINT_URL`. Without it these tests fail at once with
 //! a message saying so (they never start or leave behind a process, and they refuse any
 //! endpoint that is not on loopback, so they can never touch a real AWS account).
-#![allow(dead_code)]
+#![allow(dead_code, clippy::unwrap_used)]
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
