@@ -1,2 +1,40 @@
 //! kosha-ops: the operators' and testers' CLI (SPEC §11).
-fn main() {}
+//!
+//! Exit codes: 0 success, 2 bad usage, 1 failure — with a one-line reason on stderr.
+
+mod commands;
+mod duration;
+mod exit;
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+/// Kosha operator and tester CLI (SPEC §11).
+#[derive(Debug, Parser)]
+#[command(name = "kosha-ops", version, about)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Fleet-wide breaker overrides in the state table.
+    Breaker(commands::breaker::BreakerArgs),
+    /// Create the state table, queues and chaos secret (local emulator by default).
+    Bootstrap(commands::bootstrap::BootstrapArgs),
+}
+
+#[tokio::main]
+async fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(err) => return exit::usage_error(&err),
+    };
+    let result = match cli.command {
+        Command::Breaker(args) => commands::breaker::run(args).await,
+        Command::Bootstrap(args) => commands::bootstrap::run(args).await,
+    };
+    exit::finish(result)
+}
