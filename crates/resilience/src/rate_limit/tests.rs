@@ -24,7 +24,10 @@ fn twenty_takes_then_denied_with_one_second() {
             Take::Denied { .. } => panic!("denied before capacity"),
         }
     }
-    assert_eq!(CFG.take(state.as_ref(), 0), Take::Denied { retry_after_s: 1 });
+    assert_eq!(
+        CFG.take(state.as_ref(), 0),
+        Take::Denied { retry_after_s: 1 }
+    );
 }
 
 #[test]
@@ -70,7 +73,10 @@ fn same_millisecond_writes_still_change_the_version() {
 
 #[test]
 fn invalid_settings_are_refused() {
-    assert_eq!(BucketConfig::try_new(0.5, 1.0), Err(InvalidBucket::Capacity));
+    assert_eq!(
+        BucketConfig::try_new(0.5, 1.0),
+        Err(InvalidBucket::Capacity)
+    );
     assert_eq!(
         BucketConfig::try_new(f64::NAN, 1.0),
         Err(InvalidBucket::Capacity)
@@ -90,7 +96,10 @@ fn expires_one_hour_after_last_use() {
 #[test]
 fn decision_labels_match_spec() {
     assert_eq!(RateDecision::Allowed.label(), "allowed");
-    assert_eq!(RateDecision::Limited { retry_after_s: 1 }.label(), "limited");
+    assert_eq!(
+        RateDecision::Limited { retry_after_s: 1 }.label(),
+        "limited"
+    );
     assert_eq!(RateDecision::FailOpen.label(), "fail_open");
     assert!(RateDecision::FailOpen.admits());
     assert!(!RateDecision::Limited { retry_after_s: 1 }.admits());
