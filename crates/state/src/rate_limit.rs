@@ -8,11 +8,14 @@
 //! - `ConditionalCheckFailedException` → the current item comes back on the error
 //!   (`ReturnValuesOnConditionCheckFailure = ALL_OLD`), the cache takes it and the take is
 //!   recomputed; at most 3 tries, then the call is admitted (SPEC §6) — and its token is
-//!   still charged, with one atomic `tokens = tokens − 1, updated_at = updated_at + 1`
-//!   update (no refill, no compare-and-set, may go below zero). Without that charge, two
-//!   instances racing one client's burst admit several uncharged calls per second (measured
-//!   on the emulator: 26 admitted where the bucket allows 22); with it, admissions stay
-//!   within capacity + rate × elapsed, and a lost race costs a fourth round trip instead;
+//!   still charged, by one atomic `tokens = tokens − 1, updated_at = updated_at + 1` update
+//!   conditional on `tokens >= 1` (no refill, no compare-and-set, never below zero). If that
+//!   condition fails, the returned item proves the bucket empty and the call is
+//!   [`RateDecision::Limited`]; if the item's refill shows a token after all, it is admitted
+//!   uncharged. Without the charge, two instances racing one client's burst admit several
+//!   uncharged calls (measured on the emulator: 26 admitted where the bucket allows 22);
+//!   with it, a lost race costs a fourth round trip and admissions stay within capacity +
+//!   rate × elapsed;
 //! - any other error, or no answer within the call timeout (100 ms, SDK retries off) →
 //!   [`RateDecision::FailOpen`].
 //!
@@ -176,6 +179,14 @@ pub struct DynamoRateLimiter {
     slots: Mutex<HashMap<String, Slot>>,
 }
 
+/// The result of the fallback charge after lost races.
+enum Charge {
+    /// One token taken; the new item.
+    Taken(Option<Item>),
+    /// Less than one stored token (or no item); the current item, if any.
+    Short(Option<Item>),
+}
+
 enum WriteOutcome {
     Written,
     Conflict(Option<Item>),
@@ -261,25 +272,48 @@ impl DynamoRateLimiter {
                 }
             }
         }
-        // ## Exhausted => Allowed, charged atomically (see the module docs).
+        // ## Exhausted => Allowed (charged) | Limited (the charge proves the bucket empty)
         tracing::debug!(
             event = "rate_limit_cas_exhausted",
             tries = self.settings.max_tries
         );
         let charge = self.charge(client_id, bucket_expires_at(self.clock.now_ms()));
         match tokio::time::timeout(self.settings.call_timeout, charge).await {
-            Ok(Ok(Some(item))) => *cached = Some(Seen::from_item(&item)),
-            Ok(Ok(None)) => *cached = None,
-            Ok(Err(err)) => tracing::warn!(event = "rate_limit_charge_failed", error = %err),
-            Err(_) => tracing::warn!(event = "rate_limit_charge_failed", error = "timeout"),
+            Ok(Ok(Charge::Taken(item))) => {
+                *cached = item.as_ref().map(Seen::from_item);
+                RateDecision::Allowed
+            }
+            Ok(Ok(Charge::Short(item))) => {
+                let seen = item.as_ref().map_or(Seen::UNKNOWN, Seen::from_item);
+                *cached = item.is_some().then_some(seen);
+                let now_ms = self.clock.now_ms();
+                match self
+                    .settings
+                    .bucket
+                    .take(seen.live_state(now_ms).as_ref(), now_ms)
+                {
+                    Take::Denied { retry_after_s } => RateDecision::Limited { retry_after_s },
+                    // Stored < 1 but refilled >= 1: a token exists that an atomic decrement
+                    // cannot express; SPEC §6 "then allow".
+                    Take::Granted { .. } => RateDecision::Allowed,
+                }
+            }
+            Ok(Err(err)) => {
+                tracing::warn!(event = "rate_limit_charge_failed", error = %err);
+                RateDecision::Allowed
+            }
+            Err(_) => {
+                tracing::warn!(event = "rate_limit_charge_failed", error = "timeout");
+                RateDecision::Allowed
+            }
         }
-        RateDecision::Allowed
     }
 
-    /// Takes one token with an atomic decrement (no refill, no compare-and-set), moving
-    /// `updated_at` on by 1 ms so every cached version goes stale. Returns the new item, or
-    /// `None` when there was no well-formed item to charge.
-    async fn charge(&self, client_id: &str, expires_at_s: i64) -> Result<Option<Item>, StateError> {
+    /// Takes one whole stored token with an atomic decrement (no refill, no compare-and-set),
+    /// moving `updated_at` on by 1 ms so every cached version goes stale. Never takes the
+    /// bucket below zero: with less than one stored token it answers [`Charge::Short`] and
+    /// the current item.
+    async fn charge(&self, client_id: &str, expires_at_s: i64) -> Result<Charge, StateError> {
         let result = self
             .client
             .update_item()
@@ -288,16 +322,19 @@ impl DynamoRateLimiter {
             .update_expression(
                 "SET tokens = tokens - :one, updated_at = updated_at + :one, expires_at = :exp",
             )
-            .condition_expression("attribute_exists(tokens) AND attribute_exists(updated_at)")
+            .condition_expression("tokens >= :one AND attribute_exists(updated_at)")
             .expression_attribute_values(":one", nv(1))
             .expression_attribute_values(":exp", nv(expires_at_s))
             .return_values(ReturnValue::AllNew)
+            .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld)
             .send()
             .await;
         match result {
-            Ok(out) => Ok(out.attributes),
+            Ok(out) => Ok(Charge::Taken(out.attributes)),
             Err(err) => match err.into_service_error() {
-                UpdateItemError::ConditionalCheckFailedException(_) => Ok(None),
+                UpdateItemError::ConditionalCheckFailedException(ccf) => {
+                    Ok(Charge::Short(ccf.item().cloned()))
+                }
                 other => Err(StateError::aws("UpdateItem", other)),
             },
         }

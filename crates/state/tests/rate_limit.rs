@@ -266,3 +266,40 @@ async fn a_call_admitted_after_lost_races_is_still_charged() {
         .unwrap();
     assert_eq!(tokens, 17.0);
 }
+
+#[tokio::test]
+async fn the_charge_after_lost_races_never_overdraws() {
+    let sdk = sdk_config().await;
+    let table = fresh_table(&sdk).await;
+    let now_ms: i64 = 1_800_000_000_000;
+    table
+        .client()
+        .put_item()
+        .table_name(table.name())
+        .item("pk", AttributeValue::S("rl#agent-f".into()))
+        .item("tokens", AttributeValue::N("0.5".into()))
+        .item("updated_at", AttributeValue::N(now_ms.to_string()))
+        .item(
+            "expires_at",
+            AttributeValue::N((now_ms / 1000 + 3600).to_string()),
+        )
+        .send()
+        .await
+        .unwrap();
+    let one_try = RateLimitSettings {
+        max_tries: 1,
+        ..settings()
+    };
+    // Cold: the one conditional create loses; the charge finds half a token: refused.
+    let limiter = DynamoRateLimiter::new(&table, one_try, Arc::new(ManualClock::new(now_ms)));
+    assert_eq!(
+        limiter.decide("agent-f").await,
+        RateDecision::Limited { retry_after_s: 1 }
+    );
+    let tokens: f64 = item(&table, "agent-f").await["tokens"]
+        .as_n()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert_eq!(tokens, 0.5, "nothing taken");
+}
