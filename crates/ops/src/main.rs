@@ -1,19 +1,46 @@
-//! kosha-ops: the operators' and testers' CLI (SPEC §11). Commands live in `commands/`.
-//! Exit status: 0 success, 2 bad usage (clap), 1 failure with a one-line reason on stderr.
+//! kosha-ops: the operators' and testers' CLI (SPEC §11).
+//!
+//! Exit codes: 0 success, 2 bad usage, 1 failure — with a one-line reason on stderr.
 
 mod commands;
+mod duration;
+mod exit;
 
 use std::process::ExitCode;
 
-use clap::Parser;
+use clap::{Parser, Subcommand};
 
-#[tokio::main(flavor = "current_thread")]
+/// Kosha operator and tester CLI (SPEC §11).
+#[derive(Debug, Parser)]
+#[command(name = "kosha-ops", version, about)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Fleet-wide breaker overrides in the state table.
+    Breaker(commands::breaker::BreakerArgs),
+    /// Create the state table, queues and chaos secret (local emulator by default).
+    Bootstrap(commands::bootstrap::BootstrapArgs),
+    /// Local dev signing key and access tokens.
+    #[command(subcommand)]
+    Token(commands::token::TokenCommand),
+}
+
+#[tokio::main]
 async fn main() -> ExitCode {
-    match commands::run(commands::Cli::parse()).await {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(error) => {
-            eprintln!("kosha-ops: {}", error.to_string().replace('\n', " "));
-            ExitCode::FAILURE
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(err) => return exit::usage_error(&err),
+    };
+    let result = match cli.command {
+        Command::Breaker(args) => commands::breaker::run(args).await,
+        Command::Bootstrap(args) => commands::bootstrap::run(args).await,
+        Command::Token(command) => {
+            commands::token::run(command).map_err(|e| exit::Failure::Failed(e.to_string()))
         }
-    }
+    };
+    exit::finish(result)
 }

@@ -54,5 +54,6 @@ pub mod config;
 pub mod deadline;
 pub mod overrides;
 pub mod policy;
+pub mod rate_limit;
 pub mod retry;
 pub mod timeout;

@@ -17,7 +17,7 @@ use kosha_auth::Role;
 use kosha_auth::dev::{self, MintClaims};
 
 use super::CommandError;
-use super::duration::parse_duration;
+use crate::duration::parse_duration;
 
 /// Longest `--ttl` accepted.
 const MAX_TTL: Duration = Duration::from_secs(30 * 86_400);

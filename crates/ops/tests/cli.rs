@@ -1,0 +1,258 @@
+//! kosha-ops against the AWS emulator: exit codes, JSON lines, bootstrap (SPEC §11).
+//!
+//! Needs `AWS_ENDPOINT_URL` pointing at the emulator (`export AWS_ENDPOINT_URL=$(scripts/moto
+//! start)`; scripts/test does it). Each test uses its own table and secret names.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test helpers
+
+use std::process::{Command, Output};
+
+use serde_json::Value;
+
+fn endpoint() -> String {
+    let url = std::env::var("AWS_ENDPOINT_URL").unwrap_or_default();
+    assert!(
+        url.starts_with("http://127.0.0.1:") || url.starts_with("http://localhost:"),
+        "AWS_ENDPOINT_URL must point at the local emulator: export AWS_ENDPOINT_URL=$(scripts/moto start)"
+    );
+    url
+}
+
+fn unique(prefix: &str) -> String {
+    format!("{prefix}-{:016x}", rand::random::<u64>())
+}
+
+/// The binary with the emulator's environment, table `table`, secret `secret`.
+fn ops(table: &str, secret: &str) -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_kosha-ops"));
+    cmd.env("AWS_ENDPOINT_URL", endpoint())
+        .env("AWS_REGION", "us-east-1")
+        .env("AWS_ACCESS_KEY_ID", "test")
+        .env("AWS_SECRET_ACCESS_KEY", "test")
+        .env("AWS_EC2_METADATA_DISABLED", "true")
+        .env("KOSHA_STATE_TABLE", table)
+        .env("KOSHA_CHAOS_SECRET_ID", secret);
+    cmd
+}
+
+fn run(cmd: &mut Command, args: &[&str]) -> Output {
+    cmd.args(args).output().unwrap()
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8(o.stdout.clone()).unwrap()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8(o.stderr.clone()).unwrap()
+}
+
+/// Exit `code`, nothing on stdout, exactly one line on stderr.
+fn assert_refused(o: &Output, code: i32) {
+    assert_eq!(o.status.code(), Some(code), "stderr: {}", stderr(o));
+    assert_eq!(stdout(o), "");
+    assert_eq!(stderr(o).lines().count(), 1, "one line: {:?}", stderr(o));
+}
+
+fn json_lines(o: &Output) -> Vec<Value> {
+    stdout(o)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+fn bootstrap(table: &str, secret: &str) -> String {
+    let o = run(&mut ops(table, secret), &["bootstrap"]);
+    assert_eq!(o.status.code(), Some(0), "stderr: {}", stderr(&o));
+    stdout(&o)
+}
+
+#[tokio::test]
+async fn bootstrap_is_idempotent_and_prints_the_stack_env() {
+    let (table, secret) = (unique("kosha-ops-test"), unique("kosha/chaos"));
+    let first = bootstrap(&table, &secret);
+    let second = bootstrap(&table, &secret);
+    assert_eq!(first, second, "same resources, same key");
+    let vars: std::collections::HashMap<&str, &str> =
+        first.lines().filter_map(|l| l.split_once('=')).collect();
+    assert_eq!(vars["KOSHA_STATE_TABLE"], table);
+    assert_eq!(vars["KOSHA_CHAOS_SECRET_ID"], secret);
+    let key = vars["KOSHA_CHAOS_KEY"];
+    assert_eq!(key.len(), 64);
+    assert!(
+        key.chars()
+            .all(|c| c.is_ascii_hexdigit() && !c.is_ascii_uppercase())
+    );
+    for k in [
+        "KOSHA_EVENTS_QUEUE_URL",
+        "KOSHA_EVENTS_DLQ_URL",
+        "KOSHA_SCREENING_QUEUE_URL",
+        "KOSHA_SCREENING_DLQ_URL",
+    ] {
+        assert!(vars[k].starts_with("http"), "{k}");
+    }
+    assert_eq!(first.lines().count(), 7);
+
+    // What was created: TTL on expires_at, redrive after 5 receives.
+    let sdk = aws_config::defaults(aws_config::BehaviorVersion::latest())
+        .endpoint_url(endpoint())
+        .region(aws_config::Region::new("us-east-1"))
+        .credentials_provider(aws_sdk_dynamodb::config::Credentials::new(
+            "test", "test", None, None, "tests",
+        ))
+        .load()
+        .await;
+    let ttl = aws_sdk_dynamodb::Client::new(&sdk)
+        .describe_time_to_live()
+        .table_name(&table)
+        .send()
+        .await
+        .unwrap();
+    let ttl = ttl.time_to_live_description().unwrap();
+    assert_eq!(ttl.attribute_name(), Some("expires_at"));
+    let attrs = aws_sdk_sqs::Client::new(&sdk)
+        .get_queue_attributes()
+        .queue_url(vars["KOSHA_SCREENING_QUEUE_URL"])
+        .attribute_names(aws_sdk_sqs::types::QueueAttributeName::RedrivePolicy)
+        .send()
+        .await
+        .unwrap();
+    let redrive =
+        &attrs.attributes().unwrap()[&aws_sdk_sqs::types::QueueAttributeName::RedrivePolicy];
+    let redrive: Value = serde_json::from_str(redrive).unwrap();
+    assert_eq!(
+        redrive["maxReceiveCount"].to_string().trim_matches('"'),
+        "5"
+    );
+    assert!(
+        redrive["deadLetterTargetArn"]
+            .as_str()
+            .unwrap()
+            .ends_with("kosha-screening-requests-dlq")
+    );
+}
+
+#[test]
+fn bootstrap_refuses_a_real_endpoint_without_yes() {
+    let mut cmd = ops("kosha-state", "kosha/chaos-hmac-key");
+    cmd.env(
+        "AWS_ENDPOINT_URL",
+        "https://dynamodb.us-east-1.amazonaws.com",
+    );
+    let o = run(&mut cmd, &["bootstrap"]);
+    assert_refused(&o, 2);
+    assert!(stderr(&o).contains("--yes"), "{}", stderr(&o));
+
+    let mut cmd = ops("kosha-state", "kosha/chaos-hmac-key");
+    cmd.env_remove("AWS_ENDPOINT_URL");
+    assert_refused(&run(&mut cmd, &["bootstrap"]), 2);
+}
+
+#[test]
+fn breaker_force_open_list_and_clear() {
+    let (table, secret) = (unique("kosha-ops-test"), unique("kosha/chaos"));
+    bootstrap(&table, &secret);
+
+    let o = run(
+        &mut ops(&table, &secret),
+        &[
+            "breaker",
+            "force-open",
+            "core-api",
+            "--reason",
+            "db failover",
+            "--ttl",
+            "30m",
+            "--operator",
+            "alice",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(0), "stderr: {}", stderr(&o));
+    let set = &json_lines(&o)[0];
+    assert_eq!(set["set_by"], "alice");
+
+    let mut cmd = ops(&table, &secret);
+    cmd.env("USER", "bob");
+    let o = run(
+        &mut cmd,
+        &["breaker", "force-open", "openai", "--reason", "quota"],
+    );
+    assert_eq!(o.status.code(), Some(0), "stderr: {}", stderr(&o));
+
+    let o = run(&mut ops(&table, &secret), &["breaker", "list"]);
+    assert_eq!(o.status.code(), Some(0));
+    let items = json_lines(&o);
+    assert_eq!(items.len(), 2, "{items:?}");
+    let core = &items[0];
+    assert_eq!(core["dependency"], "core-api");
+    assert_eq!(core["state"], "forced_open");
+    assert_eq!(core["reason"], "db failover");
+    assert_eq!(core["set_by"], "alice");
+    let set_at = core["set_at"].as_i64().unwrap();
+    assert_eq!(core["expires_at"].as_i64(), Some(set_at + 1800));
+    assert_eq!(items[1]["dependency"], "openai");
+    assert_eq!(items[1]["set_by"], "bob");
+    assert!(items[1]["expires_at"].is_null());
+
+    let o = run(&mut ops(&table, &secret), &["breaker", "clear", "core-api"]);
+    assert_eq!(o.status.code(), Some(0));
+    assert_eq!(json_lines(&o)[0]["cleared"], true);
+    let o = run(&mut ops(&table, &secret), &["breaker", "list"]);
+    let items = json_lines(&o);
+    assert_eq!(items.len(), 1);
+    assert_eq!(items[0]["dependency"], "openai");
+}
+
+#[test]
+fn bad_usage_exits_2_with_one_line() {
+    let (table, secret) = (unique("kosha-ops-test"), unique("kosha/chaos"));
+    let o = run(
+        &mut ops(&table, &secret),
+        &["breaker", "force-open", "redis", "--reason", "x"],
+    );
+    assert_refused(&o, 2);
+    assert!(
+        stderr(&o).contains("unknown dependency \"redis\""),
+        "{}",
+        stderr(&o)
+    );
+    assert_refused(
+        &run(&mut ops(&table, &secret), &["breaker", "clear", "mysql"]),
+        2,
+    );
+    assert_refused(
+        &run(
+            &mut ops(&table, &secret),
+            &["breaker", "force-open", "openai"],
+        ),
+        2,
+    );
+    assert_refused(
+        &run(
+            &mut ops(&table, &secret),
+            &[
+                "breaker",
+                "force-open",
+                "openai",
+                "--reason",
+                "x",
+                "--ttl",
+                "soon",
+            ],
+        ),
+        2,
+    );
+    assert_refused(
+        &run(&mut ops(&table, &secret), &["breaker", "frobnicate"]),
+        2,
+    );
+}
+
+#[test]
+fn a_failing_call_exits_1_with_one_line() {
+    // The table does not exist.
+    let o = run(
+        &mut ops(&unique("kosha-missing"), "x"),
+        &["breaker", "list"],
+    );
+    assert_refused(&o, 1);
+}

@@ -1,0 +1,236 @@
+//! Per-client token bucket: the arithmetic, the decision type and the limiter trait
+//! (seed 004 §6, SPEC §6).
+//!
+//! - **Counts** tokens, possibly fractional: capacity 20, refilled lazily at 1 token/s from the
+//!   time of the last write (`KOSHA_RATE_CAPACITY`, `KOSHA_RATE_PER_SEC`).
+//! - **Trips** when the refilled bucket holds less than one token: the call is
+//!   [`RateDecision::Limited`] with `retry_after_s = ceil((1 − tokens) / rate)`, always ≥ 1.
+//! - **Returns** a [`RateDecision`]; the store decides where the bucket lives (the DynamoDB
+//!   store in `kosha-state` does one conditional write per admitted call; [`LocalRateLimiter`]
+//!   keeps it in memory). A store that cannot reach its backend answers
+//!   [`RateDecision::FailOpen`] (availability over strict fairness, seed 004 §6).
+//! - **Neighbours**: runs once per `tools/call`, before the deadline and any dependency policy;
+//!   a limited call never reaches a breaker, bulkhead or retry.
+//!
+//! Time is epoch milliseconds passed in by the caller, so the maths is pure and testable.
+
+use std::collections::HashMap;
+use std::future::Future;
+use std::pin::Pin;
+
+use parking_lot::Mutex;
+
+/// Seconds an idle bucket item lives after its last use (SPEC §8: `expires_at` = last use + 3600).
+pub const BUCKET_TTL_S: i64 = 3600;
+
+/// Bucket settings, validated by [`BucketConfig::try_new`].
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct BucketConfig {
+    capacity: f64,
+    per_sec: f64,
+}
+
+/// A refused [`BucketConfig`].
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum InvalidBucket {
+    /// Capacity must be finite and at least 1 (a bucket that can never hold a token admits nothing).
+    #[error("rate limit capacity must be a finite number >= 1")]
+    Capacity,
+    /// Refill rate must be finite and positive.
+    #[error("rate limit refill rate must be a finite number > 0")]
+    Rate,
+}
+
+/// The stored state of one bucket.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct BucketState {
+    /// Tokens at `updated_at_ms` (fractional).
+    pub tokens: f64,
+    /// When `tokens` was computed, epoch ms.
+    pub updated_at_ms: i64,
+}
+
+/// The outcome of trying to take one token.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Take {
+    /// One token taken; `next` is the state to store.
+    Granted {
+        /// The bucket after the take.
+        next: BucketState,
+    },
+    /// Less than one token after refill.
+    Denied {
+        /// Whole seconds until one token is available, ≥ 1.
+        retry_after_s: u64,
+    },
+}
+
+impl BucketConfig {
+    /// SPEC §6 defaults: capacity 20, 1 token/s.
+    pub const DEFAULT: Self = Self {
+        capacity: 20.0,
+        per_sec: 1.0,
+    };
+
+    /// Validated settings.
+    ///
+    /// # Errors
+    /// [`InvalidBucket`] when `capacity < 1` or `per_sec <= 0`, or either is not finite.
+    pub fn try_new(capacity: f64, per_sec: f64) -> Result<Self, InvalidBucket> {
+        if !capacity.is_finite() || capacity < 1.0 {
+            return Err(InvalidBucket::Capacity);
+        }
+        if !per_sec.is_finite() || per_sec <= 0.0 {
+            return Err(InvalidBucket::Rate);
+        }
+        Ok(Self { capacity, per_sec })
+    }
+
+    /// Maximum tokens.
+    pub fn capacity(&self) -> f64 {
+        self.capacity
+    }
+
+    /// Tokens added per second.
+    pub fn per_sec(&self) -> f64 {
+        self.per_sec
+    }
+
+    /// Tokens in the bucket at `now_ms`: `min(capacity, tokens + elapsed · rate)`; a missing
+    /// bucket is full. Time running backwards (another instance's clock ahead) refills nothing.
+    pub fn refilled(&self, state: Option<&BucketState>, now_ms: i64) -> f64 {
+        match state {
+            None => self.capacity,
+            Some(s) => {
+                let elapsed_s = now_ms.saturating_sub(s.updated_at_ms).max(0) as f64 / 1000.0;
+                (s.tokens.max(0.0) + elapsed_s * self.per_sec).min(self.capacity)
+            }
+        }
+    }
+
+    /// Takes one token at `now_ms` from `state` (`None` = fresh bucket).
+    ///
+    /// The granted state's `updated_at_ms` is strictly greater than the previous one (at least
+    /// +1 ms), so every write changes the compare-and-set version even when two writes fall in
+    /// the same millisecond; that forfeits at most 1 ms of refill.
+    pub fn take(&self, state: Option<&BucketState>, now_ms: i64) -> Take {
+        let tokens = self.refilled(state, now_ms);
+        if tokens < 1.0 {
+            return Take::Denied {
+                retry_after_s: self.retry_after_s(tokens),
+            };
+        }
+        let updated_at_ms = match state {
+            Some(s) if s.updated_at_ms >= now_ms => s.updated_at_ms.saturating_add(1),
+            _ => now_ms,
+        };
+        Take::Granted {
+            next: BucketState {
+                tokens: tokens - 1.0,
+                updated_at_ms,
+            },
+        }
+    }
+
+    /// `ceil((1 − tokens) / rate)` whole seconds, at least 1.
+    pub fn retry_after_s(&self, tokens: f64) -> u64 {
+        let secs = ((1.0 - tokens) / self.per_sec).ceil();
+        if secs.is_finite() && secs >= 1.0 {
+            secs as u64
+        } else {
+            1
+        }
+    }
+}
+
+/// `expires_at` (epoch seconds) for a bucket last used at `now_ms`.
+pub fn bucket_expires_at(now_ms: i64) -> i64 {
+    now_ms.div_euclid(1000).saturating_add(BUCKET_TTL_S)
+}
+
+/// What the rate limiter decided for one `tools/call`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RateDecision {
+    /// A token was taken (or the compare-and-set lost 3 times: SPEC §6 "then allow").
+    Allowed,
+    /// The bucket is empty: answer HTTP 429 with `Retry-After: retry_after_s`.
+    Limited {
+        /// Whole seconds, ≥ 1.
+        retry_after_s: u64,
+    },
+    /// The store could not be reached in time: the call proceeds (SPEC §6, §10).
+    FailOpen,
+}
+
+impl RateDecision {
+    /// The `decision` dimension of the `rate_limit` metric (SPEC §12).
+    pub fn label(&self) -> &'static str {
+        match self {
+            Self::Allowed => "allowed",
+            Self::Limited { .. } => "limited",
+            Self::FailOpen => "fail_open",
+        }
+    }
+
+    /// Whether the call may proceed.
+    pub fn admits(&self) -> bool {
+        !matches!(self, Self::Limited { .. })
+    }
+
+    /// Counts this decision in metric `rate_limit{decision}` (SPEC §12).
+    pub fn record(&self) {
+        metrics::counter!("rate_limit", "decision" => self.label()).increment(1);
+    }
+}
+
+/// A boxed future, so limiters can be used as trait objects.
+pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+/// Decides whether one call by `client_id` may proceed. Implementations record the metric.
+pub trait RateLimiter: Send + Sync + 'static {
+    /// Takes one token from `client_id`'s bucket.
+    fn check<'a>(&'a self, client_id: &'a str) -> BoxFuture<'a, RateDecision>;
+}
+
+/// An in-memory limiter (one process): for local runs without a state table, and tests.
+#[derive(Debug)]
+pub struct LocalRateLimiter {
+    config: BucketConfig,
+    now_ms: fn() -> i64,
+    buckets: Mutex<HashMap<String, BucketState>>,
+}
+
+impl LocalRateLimiter {
+    /// A limiter with `config`, reading time from `now_ms` (epoch ms).
+    pub fn new(config: BucketConfig, now_ms: fn() -> i64) -> Self {
+        Self {
+            config,
+            now_ms,
+            buckets: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// Takes a token synchronously (the lock is never held across an await).
+    pub fn decide(&self, client_id: &str) -> RateDecision {
+        let now = (self.now_ms)();
+        let mut buckets = self.buckets.lock();
+        match self.config.take(buckets.get(client_id), now) {
+            Take::Granted { next } => {
+                buckets.insert(client_id.to_owned(), next);
+                RateDecision::Allowed
+            }
+            Take::Denied { retry_after_s } => RateDecision::Limited { retry_after_s },
+        }
+    }
+}
+
+impl RateLimiter for LocalRateLimiter {
+    fn check<'a>(&'a self, client_id: &'a str) -> BoxFuture<'a, RateDecision> {
+        let decision = self.decide(client_id);
+        decision.record();
+        Box::pin(std::future::ready(decision))
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,34 @@
+//! kosha-state: the DynamoDB state table (SPEC §8) and the chaos secret (SPEC §9), in one place.
+//!
+//! - [`StateTable`]: the client and table name (`KOSHA_STATE_TABLE`, default `kosha-state`),
+//!   plus idempotent creation (pk S, on-demand, TTL on `expires_at`).
+//! - [`DynamoRateLimiter`]: the per-client token bucket `rl#<client_id>` with one conditional
+//!   write per admitted call in steady state (seed 004 §6, SPEC §6).
+//! - [`DynamoOverrides`]: the breaker forced-open source `breaker#<dependency>`, refreshed
+//!   lazily at most every 5 s, kept 60 s through read errors (seed 004 §4, SPEC §8), and the
+//!   operator's `force_open` / `clear` / `list`.
+//! - [`SecretCache`]: the chaos HMAC key from Secrets Manager, cached 5 minutes.
+//! - [`Clock`]: wall-clock epoch milliseconds, injectable for tests.
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
+
+mod attr;
+mod clock;
+mod error;
+mod overrides;
+mod rate_limit;
+mod secrets;
+mod table;
+
+pub use clock::{Clock, ManualClock, SystemClock};
+pub use error::StateError;
+pub use overrides::{
+    BreakerItem, DEPENDENCIES, DynamoOverrides, OverrideFetcher, OverrideSettings,
+    OverrideSnapshot, is_dependency,
+};
+pub use rate_limit::{DynamoRateLimiter, RateLimitSettings};
+pub use secrets::{
+    CHAOS_SECRET_ENV, ChaosKey, DEFAULT_CHAOS_SECRET_ID, SecretCache, SecretFetcher,
+    decode_chaos_key,
+};
+pub use table::{STATE_TABLE_ENV, StateTable};

@@ -1,0 +1,207 @@
+//! The DynamoDB source of breaker forced-open overrides (seed 004 §4, SPEC §8).
+//!
+//! [`DynamoOverrides::current`] is called on the request path of every protected call, so it
+//! only reads a cache and never waits on I/O:
+//! - **Refresh**: lazily, when the cache is 5 s old (`refresh_every`) at the time of a call,
+//!   one background read of the four `breaker#<dependency>` items (one `BatchGetItem`) is
+//!   spawned, guarded so that at most one runs; the caller gets the cached value. No
+//!   background timer: Lambda freezes the process between invocations (ARCHITECTURE.md
+//!   pitfall 13). A process that has never read anything answers "no override".
+//! - **Errors**: when a read fails or times out (`read_timeout`, 1 s), the last successful
+//!   snapshot keeps serving until it is 60 s old (`keep_on_error`), then overrides are
+//!   ignored until a read succeeds again. An idle instance whose last read succeeded keeps
+//!   serving that read while the next one runs.
+//! - **Expiry**: an override whose `expires_at` (epoch s, wall clock) has passed is absent.
+//! - **Malformed items** (missing `state`/`reason`/`set_by`/`set_at`, wrong types, a state
+//!   other than `forced_open`) are absent and logged as `breaker_override_malformed`.
+//!
+//! Staleness uses tokio's clock; expiry uses the injected wall [`Clock`].
+//! The operator's side (force-open, clear, list) is on [`StateTable`].
+
+mod items;
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use kosha_resilience::overrides::{ForcedOpen, OverrideSource};
+use kosha_resilience::rate_limit::BoxFuture;
+use parking_lot::Mutex;
+use tokio::time::Instant;
+
+pub use items::{BreakerItem, DEPENDENCIES, is_dependency};
+
+use crate::{Clock, StateError, StateTable};
+
+/// The overrides read at one time, by dependency (expired ones included; filtered on use).
+pub type OverrideSnapshot = HashMap<String, ForcedOpen>;
+
+/// Reads the current overrides: the state table in production, a fake in tests.
+pub trait OverrideFetcher: Send + Sync + 'static {
+    /// One read of all overrides.
+    fn fetch(&self) -> BoxFuture<'_, Result<OverrideSnapshot, StateError>>;
+}
+
+impl OverrideFetcher for StateTable {
+    fn fetch(&self) -> BoxFuture<'_, Result<OverrideSnapshot, StateError>> {
+        Box::pin(items::fetch_snapshot(self))
+    }
+}
+
+/// Refresh and staleness settings (SPEC §8 defaults).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct OverrideSettings {
+    /// Minimum time between two reads (5 s).
+    pub refresh_every: Duration,
+    /// How long the last successful read serves while reads fail (60 s).
+    pub keep_on_error: Duration,
+    /// Bound on one read (1 s).
+    pub read_timeout: Duration,
+}
+
+impl Default for OverrideSettings {
+    fn default() -> Self {
+        Self {
+            refresh_every: Duration::from_secs(5),
+            keep_on_error: Duration::from_secs(60),
+            read_timeout: Duration::from_secs(1),
+        }
+    }
+}
+
+#[derive(Default)]
+struct Cache {
+    values: OverrideSnapshot,
+    last_attempt: Option<Instant>,
+    last_success: Option<Instant>,
+    failed_since_success: bool,
+    refreshing: bool,
+}
+
+struct Inner {
+    fetcher: Arc<dyn OverrideFetcher>,
+    settings: OverrideSettings,
+    clock: Arc<dyn Clock>,
+    cache: Mutex<Cache>,
+}
+
+/// The forced-open override source backed by the state table. Cheap to clone (shared cache).
+#[derive(Clone)]
+pub struct DynamoOverrides {
+    inner: Arc<Inner>,
+}
+
+/// Resets the refresh guard even if the refresh task is cancelled or panics.
+struct RefreshGuard(Arc<Inner>);
+
+impl Drop for RefreshGuard {
+    fn drop(&mut self) {
+        self.0.cache.lock().refreshing = false;
+    }
+}
+
+impl DynamoOverrides {
+    /// A source reading `table`.
+    pub fn new(table: StateTable, settings: OverrideSettings, clock: Arc<dyn Clock>) -> Self {
+        Self::with_fetcher(Arc::new(table), settings, clock)
+    }
+
+    /// A source reading through `fetcher` (tests use a fake).
+    pub fn with_fetcher(
+        fetcher: Arc<dyn OverrideFetcher>,
+        settings: OverrideSettings,
+        clock: Arc<dyn Clock>,
+    ) -> Self {
+        Self {
+            inner: Arc::new(Inner {
+                fetcher,
+                settings,
+                clock,
+                cache: Mutex::new(Cache::default()),
+            }),
+        }
+    }
+
+    /// Reads now and waits for the result (for start-up, before serving, and tests).
+    ///
+    /// # Errors
+    /// The read's error; the cache then follows the error rules above.
+    pub async fn refresh_now(&self) -> Result<(), StateError> {
+        self.inner.cache.lock().last_attempt = Some(Instant::now());
+        refresh(&self.inner).await
+    }
+
+    fn spawn_refresh(&self) {
+        let inner = Arc::clone(&self.inner);
+        match tokio::runtime::Handle::try_current() {
+            Ok(handle) => {
+                handle.spawn(async move {
+                    let guard = RefreshGuard(inner);
+                    // Errors are logged and recorded in the cache by `refresh`.
+                    let _ = refresh(&guard.0).await;
+                });
+            }
+            Err(_) => inner.cache.lock().refreshing = false,
+        }
+    }
+}
+
+async fn refresh(inner: &Inner) -> Result<(), StateError> {
+    let result =
+        match tokio::time::timeout(inner.settings.read_timeout, inner.fetcher.fetch()).await {
+            Ok(r) => r,
+            Err(_) => Err(StateError::Timeout {
+                operation: "BatchGetItem",
+            }),
+        };
+    let mut cache = inner.cache.lock();
+    match result {
+        Ok(values) => {
+            cache.values = values;
+            cache.last_success = Some(Instant::now());
+            cache.failed_since_success = false;
+            Ok(())
+        }
+        Err(err) => {
+            cache.failed_since_success = true;
+            tracing::warn!(event = "breaker_override_read_failed", error = %err);
+            Err(err)
+        }
+    }
+}
+
+impl OverrideSource for DynamoOverrides {
+    fn current(&self, dependency: &str) -> Option<ForcedOpen> {
+        let now = Instant::now();
+        let settings = &self.inner.settings;
+        let (value, spawn) = {
+            let mut cache = self.inner.cache.lock();
+            let stale = cache
+                .last_attempt
+                .is_none_or(|t| now.saturating_duration_since(t) >= settings.refresh_every);
+            let spawn = stale && !cache.refreshing;
+            if spawn {
+                cache.refreshing = true;
+                cache.last_attempt = Some(now);
+            }
+            let usable = cache.last_success.is_some_and(|t| {
+                !cache.failed_since_success
+                    || now.saturating_duration_since(t) <= settings.keep_on_error
+            });
+            let value = if usable {
+                cache.values.get(dependency).cloned()
+            } else {
+                None
+            };
+            (value, spawn)
+        };
+        if spawn {
+            self.spawn_refresh();
+        }
+        let now_s = self.inner.clock.now_s();
+        value.filter(|f| f.expires_at.is_none_or(|exp| exp > now_s))
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,193 @@
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+
+use super::*;
+use crate::ManualClock;
+
+/// A fetcher whose answer the test sets; counts reads.
+#[derive(Default)]
+struct Fake {
+    values: Mutex<OverrideSnapshot>,
+    fail: AtomicBool,
+    reads: AtomicUsize,
+}
+
+impl OverrideFetcher for Fake {
+    fn fetch(&self) -> BoxFuture<'_, Result<OverrideSnapshot, StateError>> {
+        self.reads.fetch_add(1, Ordering::SeqCst);
+        let result = if self.fail.load(Ordering::SeqCst) {
+            Err(StateError::Timeout {
+                operation: "BatchGetItem",
+            })
+        } else {
+            Ok(self.values.lock().clone())
+        };
+        Box::pin(async move {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+            result
+        })
+    }
+}
+
+const NOW_S: i64 = 1_800_000_000;
+
+fn forced(expires_at: Option<i64>) -> ForcedOpen {
+    ForcedOpen {
+        reason: "incident 42".into(),
+        set_by: "alice".into(),
+        set_at: NOW_S - 10,
+        expires_at,
+    }
+}
+
+fn source() -> (Arc<Fake>, Arc<ManualClock>, DynamoOverrides) {
+    let fake = Arc::new(Fake::default());
+    let clock = Arc::new(ManualClock::new(NOW_S * 1000));
+    let src =
+        DynamoOverrides::with_fetcher(fake.clone(), OverrideSettings::default(), clock.clone());
+    (fake, clock, src)
+}
+
+/// Lets spawned refreshes start (on the current-thread test runtime).
+async fn run_spawned() {
+    for _ in 0..5 {
+        tokio::task::yield_now().await;
+    }
+}
+
+/// Lets spawned refreshes finish (the fake takes 10 ms).
+async fn settle() {
+    tokio::time::sleep(Duration::from_millis(20)).await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn first_call_spawns_a_read_and_never_blocks() {
+    let (fake, _, src) = source();
+    fake.values.lock().insert("core-api".into(), forced(None));
+    assert_eq!(src.current("core-api"), None, "nothing read yet");
+    run_spawned().await;
+    assert_eq!(fake.reads.load(Ordering::SeqCst), 1);
+    settle().await;
+    assert_eq!(src.current("core-api"), Some(forced(None)));
+    assert_eq!(src.current("openai"), None);
+}
+
+#[tokio::test(start_paused = true)]
+async fn reads_at_most_every_five_seconds() {
+    let (fake, _, src) = source();
+    for _ in 0..100 {
+        src.current("core-api");
+    }
+    settle().await;
+    for _ in 0..100 {
+        src.current("core-api");
+    }
+    assert_eq!(fake.reads.load(Ordering::SeqCst), 1);
+    tokio::time::advance(Duration::from_millis(4_970)).await;
+    src.current("core-api");
+    assert_eq!(fake.reads.load(Ordering::SeqCst), 1);
+    tokio::time::advance(Duration::from_millis(10)).await;
+    src.current("core-api");
+    run_spawned().await;
+    assert_eq!(fake.reads.load(Ordering::SeqCst), 2);
+}
+
+#[tokio::test(start_paused = true)]
+async fn force_open_and_clear_show_within_five_seconds() {
+    let (fake, _, src) = source();
+    src.refresh_now().await.unwrap();
+    assert_eq!(src.current("core-api"), None);
+    fake.values.lock().insert("core-api".into(), forced(None));
+    tokio::time::advance(Duration::from_secs(5)).await;
+    src.current("core-api");
+    settle().await;
+    assert_eq!(src.current("core-api"), Some(forced(None)));
+    fake.values.lock().clear();
+    tokio::time::advance(Duration::from_secs(5)).await;
+    src.current("core-api");
+    settle().await;
+    assert_eq!(src.current("core-api"), None);
+}
+
+#[tokio::test(start_paused = true)]
+async fn expired_overrides_are_absent() {
+    let (fake, clock, src) = source();
+    fake.values
+        .lock()
+        .insert("openai".into(), forced(Some(NOW_S + 30)));
+    fake.values
+        .lock()
+        .insert("postgres".into(), forced(Some(NOW_S)));
+    src.refresh_now().await.unwrap();
+    assert!(src.current("openai").is_some());
+    assert_eq!(
+        src.current("postgres"),
+        None,
+        "expires_at == now is expired"
+    );
+    clock.advance_ms(30_000);
+    assert_eq!(src.current("openai"), None);
+}
+
+#[tokio::test(start_paused = true)]
+async fn read_errors_keep_the_last_value_sixty_seconds_then_ignore_it() {
+    let (fake, _, src) = source();
+    fake.values.lock().insert("core-api".into(), forced(None));
+    src.refresh_now().await.unwrap();
+    fake.fail.store(true, Ordering::SeqCst);
+    // Failed reads every 5 s: the value read at t≈0 still serves up to 60 s.
+    for _ in 0..11 {
+        tokio::time::advance(Duration::from_millis(4_980)).await;
+        src.current("core-api");
+        settle().await;
+        assert!(src.current("core-api").is_some());
+    }
+    tokio::time::advance(Duration::from_millis(4_900)).await; // t ≈ 59.9 s
+    assert!(src.current("core-api").is_some());
+    tokio::time::advance(Duration::from_millis(200)).await;
+    assert_eq!(src.current("core-api"), None, "ignored past 60 s");
+    // A successful read brings it back.
+    fake.fail.store(false, Ordering::SeqCst);
+    tokio::time::advance(Duration::from_secs(5)).await;
+    src.current("core-api");
+    settle().await;
+    assert!(src.current("core-api").is_some());
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_idle_instance_serves_its_last_good_read_while_refreshing() {
+    let (fake, _, src) = source();
+    fake.values.lock().insert("core-api".into(), forced(None));
+    src.refresh_now().await.unwrap();
+    tokio::time::advance(Duration::from_secs(600)).await;
+    assert!(src.current("core-api").is_some(), "no read has failed");
+    run_spawned().await;
+    assert_eq!(fake.reads.load(Ordering::SeqCst), 2);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_hung_read_times_out_and_frees_the_refresh_slot() {
+    struct Hang(AtomicUsize);
+    impl OverrideFetcher for Hang {
+        fn fetch(&self) -> BoxFuture<'_, Result<OverrideSnapshot, StateError>> {
+            self.0.fetch_add(1, Ordering::SeqCst);
+            Box::pin(std::future::pending())
+        }
+    }
+    let hang = Arc::new(Hang(AtomicUsize::new(0)));
+    let src = DynamoOverrides::with_fetcher(
+        hang.clone(),
+        OverrideSettings::default(),
+        Arc::new(ManualClock::new(NOW_S * 1000)),
+    );
+    src.current("core-api");
+    run_spawned().await;
+    tokio::time::advance(Duration::from_secs(5)).await;
+    run_spawned().await;
+    src.current("core-api");
+    run_spawned().await;
+    assert_eq!(
+        hang.0.load(Ordering::SeqCst),
+        2,
+        "the 1 s read timeout freed the slot"
+    );
+}

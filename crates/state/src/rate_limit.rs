@@ -1,0 +1,336 @@
+//! The DynamoDB token bucket `rl#<client_id>` (seed 004 §6, SPEC §6, §8).
+//!
+//! **One round trip per admitted call in steady state.** The limiter keeps, per client, the
+//! last item it saw (its own last write, or the item DynamoDB returned on a failed condition)
+//! and writes the next state with `PutItem` conditional on that item's `updated_at`
+//! (`attribute_not_exists(pk)` when it has seen none). No read precedes the write:
+//! - write succeeds → admitted, cache = what was written;
+//! - `ConditionalCheckFailedException` → the current item comes back on the error
+//!   (`ReturnValuesOnConditionCheckFailure = ALL_OLD`), the cache takes it and the take is
+//!   recomputed; at most 3 tries, then the call is admitted (SPEC §6) — and its token is
+//!   still charged, by one atomic `tokens = tokens − 1, updated_at = updated_at + 1` update
+//!   conditional on `tokens >= 1` (no refill, no compare-and-set, never below zero). If that
+//!   condition fails, the returned item proves the bucket empty and the call is
+//!   [`RateDecision::Limited`]; if the item's refill shows a token after all, it is admitted
+//!   uncharged. Without the charge, two instances racing one client's burst admit several
+//!   uncharged calls (measured on the emulator: 26 admitted where the bucket allows 22);
+//!   with it, a lost race costs a fourth round trip and admissions stay within capacity +
+//!   rate × elapsed;
+//! - any other error, or no answer within the call timeout (100 ms, SDK retries off) →
+//!   [`RateDecision::FailOpen`].
+//!
+//! **Denials cost no write.** Every write by any instance sets `tokens = refilled − 1`, so the
+//! true bucket can only hold *fewer* tokens than the cached item refilled to now. When that
+//! refill is below one token the call is refused from the cache alone, without a DynamoDB
+//! call; a flood of refused calls costs DynamoDB nothing. (The one exception, an operator
+//! deleting the item by hand, errs on the strict side until the cache sees a newer item.) A
+//! cold instance has no cache: its first call is a conditional create, which fails on an
+//! existing item and returns it, so the first call may take two round trips.
+//!
+//! **Within one instance** the calls of one client take turns (an async lock per client), so
+//! concurrent requests from one client in one process do not race each other's
+//! compare-and-set; they share the cache instead. The wait for that turn is bounded by the
+//! call timeout too (fail open). Lambda runs one request per instance, so this only matters
+//! in local mode.
+//!
+//! An item whose `expires_at` has passed is a fresh, full bucket (TTL deletion is lazy); the
+//! write is still conditional on its `updated_at`. An item with a malformed `updated_at` is
+//! overwritten unconditionally once (logged). Every decision is counted in metric
+//! `rate_limit{decision}` (SPEC §12).
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use aws_sdk_dynamodb::Client;
+use aws_sdk_dynamodb::config::retry::RetryConfig;
+use aws_sdk_dynamodb::operation::put_item::PutItemError;
+use aws_sdk_dynamodb::operation::update_item::UpdateItemError;
+use aws_sdk_dynamodb::types::{ReturnValue, ReturnValuesOnConditionCheckFailure};
+use kosha_resilience::rate_limit::{
+    BoxFuture, BucketState, RateDecision, RateLimiter, Take, bucket_expires_at,
+};
+use parking_lot::Mutex;
+
+use crate::attr::{self, Item, nv, sv};
+use crate::{Clock, StateError, StateTable};
+
+mod settings;
+pub use settings::RateLimitSettings;
+
+/// Most clients cached per instance; past it the cache starts over (each client then pays
+/// one extra round trip once).
+const MAX_CACHED_CLIENTS: usize = 10_000;
+
+/// The compare-and-set version of the item last seen.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Version {
+    Absent,
+    At(i64),
+    Corrupt,
+}
+
+/// The last item seen for one client.
+#[derive(Debug, Clone, Copy)]
+struct Seen {
+    version: Version,
+    state: Option<BucketState>,
+    expires_at_s: Option<i64>,
+}
+
+impl Seen {
+    const UNKNOWN: Self = Self {
+        version: Version::Absent,
+        state: None,
+        expires_at_s: None,
+    };
+
+    /// The bucket state to refill from at `now_ms`: `None` (a full bucket) when expired.
+    fn live_state(&self, now_ms: i64) -> Option<BucketState> {
+        match self.expires_at_s {
+            Some(exp) if exp <= now_ms.div_euclid(1000) => None,
+            _ => self.state,
+        }
+    }
+
+    fn from_item(item: &Item) -> Self {
+        let Some(updated_at_ms) = attr::n_i64(item, "updated_at") else {
+            tracing::warn!(
+                event = "rate_limit_item_malformed",
+                attribute = "updated_at"
+            );
+            return Self {
+                version: Version::Corrupt,
+                ..Self::UNKNOWN
+            };
+        };
+        let state = attr::n_f64(item, "tokens").map(|tokens| BucketState {
+            tokens,
+            updated_at_ms,
+        });
+        if state.is_none() {
+            tracing::warn!(event = "rate_limit_item_malformed", attribute = "tokens");
+        }
+        Self {
+            version: Version::At(updated_at_ms),
+            state,
+            expires_at_s: attr::n_i64(item, "expires_at"),
+        }
+    }
+}
+
+/// One client's turn lock and cached item.
+type Slot = Arc<tokio::sync::Mutex<Option<Seen>>>;
+
+/// The token bucket in the state table. Share one per process (`Arc`); it implements
+/// [`RateLimiter`] so the gateway can hold an `Arc<dyn RateLimiter>`.
+pub struct DynamoRateLimiter {
+    client: Client,
+    table: String,
+    settings: RateLimitSettings,
+    clock: Arc<dyn Clock>,
+    slots: Mutex<HashMap<String, Slot>>,
+}
+
+/// The result of the fallback charge after lost races.
+enum Charge {
+    /// One token taken; the new item.
+    Taken(Option<Item>),
+    /// Less than one stored token (or no item); the current item, if any.
+    Short(Option<Item>),
+}
+
+enum WriteOutcome {
+    Written,
+    Conflict(Option<Item>),
+}
+
+impl DynamoRateLimiter {
+    /// A limiter on `table`'s client with SDK retries turned off (one attempt per call).
+    pub fn new(table: &StateTable, settings: RateLimitSettings, clock: Arc<dyn Clock>) -> Self {
+        let config = table
+            .client()
+            .config()
+            .to_builder()
+            .retry_config(RetryConfig::disabled())
+            .build();
+        Self {
+            client: Client::from_conf(config),
+            table: table.name().to_owned(),
+            settings,
+            clock,
+            slots: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// Takes one token from `client_id`'s bucket and records the decision in the metric.
+    pub async fn decide(&self, client_id: &str) -> RateDecision {
+        let decision = self.take(client_id).await;
+        decision.record();
+        decision
+    }
+
+    fn slot(&self, client_id: &str) -> Slot {
+        let mut slots = self.slots.lock();
+        if let Some(slot) = slots.get(client_id) {
+            return Arc::clone(slot);
+        }
+        if slots.len() >= MAX_CACHED_CLIENTS {
+            slots.clear();
+        }
+        let slot = Slot::default();
+        slots.insert(client_id.to_owned(), Arc::clone(&slot));
+        slot
+    }
+
+    async fn take(&self, client_id: &str) -> RateDecision {
+        let slot = self.slot(client_id);
+        let Ok(mut cached) = tokio::time::timeout(self.settings.call_timeout, slot.lock()).await
+        else {
+            return RateDecision::FailOpen;
+        };
+        let mut seen = cached.unwrap_or(Seen::UNKNOWN);
+        for _ in 0..self.settings.max_tries {
+            let now_ms = self.clock.now_ms();
+            let next = match self
+                .settings
+                .bucket
+                .take(seen.live_state(now_ms).as_ref(), now_ms)
+            {
+                Take::Denied { retry_after_s } => return RateDecision::Limited { retry_after_s },
+                Take::Granted { next } => next,
+            };
+            let expires_at_s = bucket_expires_at(next.updated_at_ms);
+            let write = self.write(client_id, &seen, &next, expires_at_s);
+            match tokio::time::timeout(self.settings.call_timeout, write).await {
+                Ok(Ok(WriteOutcome::Written)) => {
+                    *cached = Some(Seen {
+                        version: Version::At(next.updated_at_ms),
+                        state: Some(next),
+                        expires_at_s: Some(expires_at_s),
+                    });
+                    return RateDecision::Allowed;
+                }
+                Ok(Ok(WriteOutcome::Conflict(item))) => {
+                    seen = item.as_ref().map_or(Seen::UNKNOWN, Seen::from_item);
+                    *cached = Some(seen);
+                }
+                Ok(Err(err)) => {
+                    tracing::warn!(event = "rate_limit_fail_open", error = %err);
+                    return RateDecision::FailOpen;
+                }
+                Err(_) => {
+                    tracing::warn!(event = "rate_limit_fail_open", error = "timeout");
+                    return RateDecision::FailOpen;
+                }
+            }
+        }
+        // ## Exhausted => Allowed (charged) | Limited (the charge proves the bucket empty)
+        tracing::debug!(
+            event = "rate_limit_cas_exhausted",
+            tries = self.settings.max_tries
+        );
+        let charge = self.charge(client_id, bucket_expires_at(self.clock.now_ms()));
+        match tokio::time::timeout(self.settings.call_timeout, charge).await {
+            Ok(Ok(Charge::Taken(item))) => {
+                *cached = item.as_ref().map(Seen::from_item);
+                RateDecision::Allowed
+            }
+            Ok(Ok(Charge::Short(item))) => {
+                let seen = item.as_ref().map_or(Seen::UNKNOWN, Seen::from_item);
+                *cached = item.is_some().then_some(seen);
+                let now_ms = self.clock.now_ms();
+                match self
+                    .settings
+                    .bucket
+                    .take(seen.live_state(now_ms).as_ref(), now_ms)
+                {
+                    Take::Denied { retry_after_s } => RateDecision::Limited { retry_after_s },
+                    // Stored < 1 but refilled >= 1: a token exists that an atomic decrement
+                    // cannot express; SPEC §6 "then allow".
+                    Take::Granted { .. } => RateDecision::Allowed,
+                }
+            }
+            Ok(Err(err)) => {
+                tracing::warn!(event = "rate_limit_charge_failed", error = %err);
+                RateDecision::Allowed
+            }
+            Err(_) => {
+                tracing::warn!(event = "rate_limit_charge_failed", error = "timeout");
+                RateDecision::Allowed
+            }
+        }
+    }
+
+    /// Takes one whole stored token with an atomic decrement (no refill, no compare-and-set),
+    /// moving `updated_at` on by 1 ms so every cached version goes stale. Never takes the
+    /// bucket below zero: with less than one stored token it answers [`Charge::Short`] and
+    /// the current item.
+    async fn charge(&self, client_id: &str, expires_at_s: i64) -> Result<Charge, StateError> {
+        let result = self
+            .client
+            .update_item()
+            .table_name(&self.table)
+            .key("pk", sv(format!("rl#{client_id}")))
+            .update_expression(
+                "SET tokens = tokens - :one, updated_at = updated_at + :one, expires_at = :exp",
+            )
+            .condition_expression("tokens >= :one AND attribute_exists(updated_at)")
+            .expression_attribute_values(":one", nv(1))
+            .expression_attribute_values(":exp", nv(expires_at_s))
+            .return_values(ReturnValue::AllNew)
+            .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld)
+            .send()
+            .await;
+        match result {
+            Ok(out) => Ok(Charge::Taken(out.attributes)),
+            Err(err) => match err.into_service_error() {
+                UpdateItemError::ConditionalCheckFailedException(ccf) => {
+                    Ok(Charge::Short(ccf.item().cloned()))
+                }
+                other => Err(StateError::aws("UpdateItem", other)),
+            },
+        }
+    }
+
+    async fn write(
+        &self,
+        client_id: &str,
+        seen: &Seen,
+        next: &BucketState,
+        expires_at_s: i64,
+    ) -> Result<WriteOutcome, StateError> {
+        // Micro-token precision, rounded down: DynamoDB numbers stay short and exact.
+        let tokens = (next.tokens * 1e6).floor() / 1e6;
+        let mut put = self
+            .client
+            .put_item()
+            .table_name(&self.table)
+            .item("pk", sv(format!("rl#{client_id}")))
+            .item("tokens", nv(format!("{tokens:.6}")))
+            .item("updated_at", nv(next.updated_at_ms))
+            .item("expires_at", nv(expires_at_s))
+            .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld);
+        put = match seen.version {
+            Version::Absent => put.condition_expression("attribute_not_exists(pk)"),
+            Version::At(seen_ms) => put
+                .condition_expression("updated_at = :seen")
+                .expression_attribute_values(":seen", nv(seen_ms)),
+            Version::Corrupt => put,
+        };
+        match put.send().await {
+            Ok(_) => Ok(WriteOutcome::Written),
+            Err(err) => match err.into_service_error() {
+                PutItemError::ConditionalCheckFailedException(ccf) => {
+                    Ok(WriteOutcome::Conflict(ccf.item().cloned()))
+                }
+                other => Err(StateError::aws("PutItem", other)),
+            },
+        }
+    }
+}
+
+impl RateLimiter for DynamoRateLimiter {
+    fn check<'a>(&'a self, client_id: &'a str) -> BoxFuture<'a, RateDecision> {
+        Box::pin(self.decide(client_id))
+    }
+}

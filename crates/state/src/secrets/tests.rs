@@ -1,0 +1,81 @@
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use super::*;
+
+struct Fake {
+    calls: AtomicUsize,
+    fail: bool,
+}
+
+impl SecretFetcher for Fake {
+    fn fetch(&self) -> BoxFuture<'_, Result<ChaosKey, StateError>> {
+        let n = self.calls.fetch_add(1, Ordering::SeqCst);
+        let fail = self.fail;
+        Box::pin(async move {
+            if fail {
+                return Err(StateError::Timeout {
+                    operation: "GetSecretValue",
+                });
+            }
+            Ok(ChaosKey(vec![n as u8; 32].into()))
+        })
+    }
+}
+
+fn cache(fail: bool) -> (Arc<Fake>, SecretCache) {
+    let fake = Arc::new(Fake {
+        calls: AtomicUsize::new(0),
+        fail,
+    });
+    let cache = SecretCache::with_fetcher(fake.clone(), "kosha/chaos-hmac-key", CACHE_TTL);
+    (fake, cache)
+}
+
+#[tokio::test(start_paused = true)]
+async fn caches_for_five_minutes_then_fetches_again() {
+    let (fake, cache) = cache(false);
+    let first = cache.get().await.unwrap();
+    tokio::time::advance(Duration::from_secs(299)).await;
+    assert_eq!(cache.get().await.unwrap(), first);
+    assert_eq!(fake.calls.load(Ordering::SeqCst), 1);
+    tokio::time::advance(Duration::from_secs(1)).await;
+    let second = cache.get().await.unwrap();
+    assert_ne!(second, first);
+    assert_eq!(fake.calls.load(Ordering::SeqCst), 2);
+}
+
+#[tokio::test(start_paused = true)]
+async fn concurrent_callers_share_one_fetch() {
+    let (fake, cache) = cache(false);
+    let (a, b, c) = tokio::join!(cache.get(), cache.get(), cache.get());
+    assert_eq!(a.unwrap(), b.unwrap());
+    assert!(c.is_ok());
+    assert_eq!(fake.calls.load(Ordering::SeqCst), 1);
+}
+
+#[tokio::test(start_paused = true)]
+async fn failures_are_not_cached() {
+    let (fake, cache) = cache(true);
+    assert!(cache.get().await.is_err());
+    assert!(cache.get().await.is_err());
+    assert_eq!(fake.calls.load(Ordering::SeqCst), 2);
+}
+
+#[test]
+fn hex_secret_strings_decode_to_bytes() {
+    let hex64 = "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff";
+    let key = decode_chaos_key(&format!(" {hex64}\n")).unwrap();
+    assert_eq!(key.as_bytes().len(), 32);
+    assert_eq!(key.as_bytes()[1], 0x11);
+    assert_eq!(decode_chaos_key("zz"), Err("not a hex string"));
+    assert_eq!(decode_chaos_key("0011"), Err("shorter than 16 bytes"));
+}
+
+#[test]
+fn debug_output_never_shows_the_key() {
+    let key = decode_chaos_key("abababababababababababababababababababab").unwrap();
+    let shown = format!("{key:?}");
+    assert!(!shown.contains("ab"), "{shown}");
+    let (_, cache) = cache(false);
+    assert!(format!("{cache:?}").contains("<redacted>"));
+}

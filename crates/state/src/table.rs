@@ -1,0 +1,164 @@
+//! The state table handle (SPEC §8): one DynamoDB client and the table name.
+
+use std::time::Duration;
+
+use aws_sdk_dynamodb::Client;
+use aws_sdk_dynamodb::types::{
+    AttributeDefinition, BillingMode, KeySchemaElement, KeyType, ScalarAttributeType, TableStatus,
+    TimeToLiveSpecification, TimeToLiveStatus,
+};
+
+use crate::StateError;
+
+/// Environment variable naming the table (SPEC §8); default `kosha-state`.
+pub const STATE_TABLE_ENV: &str = "KOSHA_STATE_TABLE";
+const DEFAULT_TABLE: &str = "kosha-state";
+
+/// The state table: partition key `pk` (S), TTL attribute `expires_at` (N, epoch s).
+///
+/// Cheap to clone (the SDK client is reference-counted); build it once in `main`.
+#[derive(Debug, Clone)]
+pub struct StateTable {
+    client: Client,
+    name: String,
+}
+
+impl StateTable {
+    /// A handle on table `name`.
+    ///
+    /// # Errors
+    /// [`StateError::InvalidSetting`] when `name` is not a valid DynamoDB table name
+    /// (3–255 characters of `[A-Za-z0-9_.-]`).
+    pub fn new(client: Client, name: impl Into<String>) -> Result<Self, StateError> {
+        let name = name.into();
+        let valid = (3..=255).contains(&name.len())
+            && name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'));
+        if !valid {
+            return Err(StateError::InvalidSetting {
+                name: STATE_TABLE_ENV,
+                reason: "a table name is 3-255 characters of A-Z a-z 0-9 _ - .".into(),
+            });
+        }
+        Ok(Self { client, name })
+    }
+
+    /// A handle built from the SDK config, the table named by `KOSHA_STATE_TABLE`.
+    ///
+    /// # Errors
+    /// As [`StateTable::new`].
+    pub fn from_env(sdk: &aws_config::SdkConfig) -> Result<Self, StateError> {
+        let name = std::env::var(STATE_TABLE_ENV)
+            .ok()
+            .filter(|v| !v.trim().is_empty())
+            .unwrap_or_else(|| DEFAULT_TABLE.to_owned());
+        Self::new(Client::new(sdk), name.trim())
+    }
+
+    /// The DynamoDB client.
+    pub fn client(&self) -> &Client {
+        &self.client
+    }
+
+    /// The table name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Creates the table if it does not exist (on-demand billing, `pk` S), waits until it is
+    /// active (at most 60 s), and enables TTL on `expires_at` if it is not enabled yet.
+    /// Returns whether the table was created by this call.
+    ///
+    /// # Errors
+    /// [`StateError::Aws`] when a call fails, [`StateError::Timeout`] when the table does not
+    /// become active within 60 s.
+    pub async fn create_if_missing(&self) -> Result<bool, StateError> {
+        let created = match self
+            .client
+            .create_table()
+            .table_name(&self.name)
+            .billing_mode(BillingMode::PayPerRequest)
+            .attribute_definitions(
+                AttributeDefinition::builder()
+                    .attribute_name("pk")
+                    .attribute_type(ScalarAttributeType::S)
+                    .build()
+                    .map_err(|e| StateError::aws("CreateTable", e))?,
+            )
+            .key_schema(
+                KeySchemaElement::builder()
+                    .attribute_name("pk")
+                    .key_type(KeyType::Hash)
+                    .build()
+                    .map_err(|e| StateError::aws("CreateTable", e))?,
+            )
+            .send()
+            .await
+        {
+            Ok(_) => true,
+            Err(e)
+                if e.as_service_error()
+                    .is_some_and(|se| se.is_resource_in_use_exception()) =>
+            {
+                false
+            }
+            Err(e) => return Err(StateError::aws("CreateTable", e)),
+        };
+        self.wait_active().await?;
+        self.enable_ttl().await?;
+        Ok(created)
+    }
+
+    async fn wait_active(&self) -> Result<(), StateError> {
+        for _ in 0..60 {
+            let out = self
+                .client
+                .describe_table()
+                .table_name(&self.name)
+                .send()
+                .await
+                .map_err(|e| StateError::aws("DescribeTable", e))?;
+            let status = out.table().and_then(|t| t.table_status());
+            if status == Some(&TableStatus::Active) {
+                return Ok(());
+            }
+            tokio::time::sleep(Duration::from_secs(1)).await;
+        }
+        Err(StateError::Timeout {
+            operation: "DescribeTable",
+        })
+    }
+
+    async fn enable_ttl(&self) -> Result<(), StateError> {
+        let out = self
+            .client
+            .describe_time_to_live()
+            .table_name(&self.name)
+            .send()
+            .await
+            .map_err(|e| StateError::aws("DescribeTimeToLive", e))?;
+        let status = out
+            .time_to_live_description()
+            .and_then(|d| d.time_to_live_status());
+        if matches!(
+            status,
+            Some(TimeToLiveStatus::Enabled | TimeToLiveStatus::Enabling)
+        ) {
+            return Ok(());
+        }
+        let spec = TimeToLiveSpecification::builder()
+            .enabled(true)
+            .attribute_name("expires_at")
+            .build()
+            .map_err(|e| StateError::aws("UpdateTimeToLive", e))?;
+        self.client
+            .update_time_to_live()
+            .table_name(&self.name)
+            .time_to_live_specification(spec)
+            .send()
+            .await
+            .map_err(|e| StateError::aws("UpdateTimeToLive", e))?;
+        Ok(())
+    }
+}

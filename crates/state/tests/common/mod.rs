@@ -1,0 +1,126 @@
+//! Shared helpers for the tests against the AWS emulator.
+//!
+//! The emulator is started by the test run, not here: `scripts/moto start` prints its URL and
+//! `scripts/test` exports it as `AWS_ENDPOINT_URL`. Without it these tests fail at once with
+//! a message saying so (they never start or leave behind a process, and they refuse any
+//! endpoint that is not on loopback, so they can never touch a real AWS account).
+#![allow(dead_code, clippy::unwrap_used)]
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use aws_config::{BehaviorVersion, Region, SdkConfig};
+use aws_sdk_dynamodb::config::interceptors::BeforeTransmitInterceptorContextRef;
+use aws_sdk_dynamodb::config::{ConfigBag, Credentials, Intercept, RuntimeComponents};
+use aws_sdk_dynamodb::error::BoxError;
+use kosha_state::StateTable;
+
+/// The emulator's URL from `AWS_ENDPOINT_URL`; panics with instructions when unset.
+pub fn endpoint() -> String {
+    let url = std::env::var("AWS_ENDPOINT_URL").unwrap_or_default();
+    assert!(
+        !url.is_empty(),
+        "AWS_ENDPOINT_URL is not set: start the emulator first, e.g.\n  \
+         export AWS_ENDPOINT_URL=$(scripts/moto start)\n(scripts/test does this for you)"
+    );
+    let host_ok = ["http://127.0.0.1:", "http://localhost:", "http://[::1]:"]
+        .iter()
+        .any(|p| url.starts_with(p));
+    assert!(
+        host_ok,
+        "refusing a non-loopback AWS_ENDPOINT_URL in tests: {url}"
+    );
+    url
+}
+
+/// SDK config for the emulator at `url` (test credentials, us-east-1).
+pub async fn sdk_config_at(url: &str) -> SdkConfig {
+    aws_config::defaults(BehaviorVersion::latest())
+        .endpoint_url(url)
+        .region(Region::new("us-east-1"))
+        .credentials_provider(Credentials::new("test", "test", None, None, "kosha-tests"))
+        .load()
+        .await
+}
+
+/// SDK config for the emulator.
+pub async fn sdk_config() -> SdkConfig {
+    sdk_config_at(&endpoint()).await
+}
+
+/// A unique name with `prefix`.
+pub fn unique(prefix: &str) -> String {
+    format!("{prefix}-{:016x}", rand::random::<u64>())
+}
+
+/// Counts HTTP requests sent (every attempt), shared between clones.
+#[derive(Debug, Clone, Default)]
+pub struct CallCounter(pub Arc<AtomicUsize>);
+
+impl CallCounter {
+    pub fn get(&self) -> usize {
+        self.0.load(Ordering::SeqCst)
+    }
+}
+
+impl Intercept for CallCounter {
+    fn name(&self) -> &'static str {
+        "CallCounter"
+    }
+
+    fn read_before_transmit(
+        &self,
+        _context: &BeforeTransmitInterceptorContextRef<'_>,
+        _runtime_components: &RuntimeComponents,
+        _cfg: &mut ConfigBag,
+    ) -> Result<(), BoxError> {
+        self.0.fetch_add(1, Ordering::SeqCst);
+        Ok(())
+    }
+}
+
+/// A DynamoDB client on `sdk` whose requests `counter` counts.
+pub fn counted_dynamo(sdk: &SdkConfig, counter: &CallCounter) -> aws_sdk_dynamodb::Client {
+    let conf = aws_sdk_dynamodb::config::Builder::from(sdk)
+        .interceptor(counter.clone())
+        .build();
+    aws_sdk_dynamodb::Client::from_conf(conf)
+}
+
+/// A fresh state table with a random name, created in the emulator.
+pub async fn fresh_table(sdk: &SdkConfig) -> StateTable {
+    let table = StateTable::new(aws_sdk_dynamodb::Client::new(sdk), unique("kosha-test")).unwrap();
+    assert!(table.create_if_missing().await.unwrap());
+    table
+}
+
+/// A log sink for `tracing` output, for asserting on log events.
+#[derive(Clone, Default)]
+pub struct LogSink(pub Arc<parking_lot::Mutex<Vec<u8>>>);
+
+impl LogSink {
+    pub fn text(&self) -> String {
+        String::from_utf8_lossy(&self.0.lock()).into_owned()
+    }
+
+    /// Captures this thread's tracing events until the guard drops.
+    pub fn capture(&self) -> tracing::subscriber::DefaultGuard {
+        let sink = self.clone();
+        let subscriber = tracing_subscriber::fmt()
+            .with_writer(move || sink.clone())
+            .with_ansi(false)
+            .finish();
+        tracing::subscriber::set_default(subscriber)
+    }
+}
+
+impl std::io::Write for LogSink {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().extend_from_slice(buf);
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}

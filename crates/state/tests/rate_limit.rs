@@ -1,0 +1,305 @@
+//! The DynamoDB token bucket against the emulator (issue 4: concurrency, round trips, expiry).
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test helpers
+mod common;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use aws_sdk_dynamodb::types::AttributeValue;
+use common::{CallCounter, counted_dynamo, fresh_table, sdk_config, unique};
+use kosha_resilience::rate_limit::{BucketConfig, RateDecision};
+use kosha_state::{DynamoRateLimiter, ManualClock, RateLimitSettings, StateTable, SystemClock};
+use tokio::time::Instant;
+
+/// Generous per-call bound: the emulator shares two cores with builds.
+fn settings() -> RateLimitSettings {
+    RateLimitSettings {
+        call_timeout: Duration::from_secs(3),
+        ..RateLimitSettings::default()
+    }
+}
+
+async fn item(
+    table: &StateTable,
+    client: &str,
+) -> std::collections::HashMap<String, AttributeValue> {
+    table
+        .client()
+        .get_item()
+        .table_name(table.name())
+        .key("pk", AttributeValue::S(format!("rl#{client}")))
+        .consistent_read(true)
+        .send()
+        .await
+        .unwrap()
+        .item
+        .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_instances_eight_tasks_stay_within_the_bucket() {
+    let sdk = sdk_config().await;
+    let table = fresh_table(&sdk).await;
+    let counter = CallCounter::default();
+    let instances: Vec<Arc<DynamoRateLimiter>> = (0..2)
+        .map(|_| {
+            let t = StateTable::new(counted_dynamo(&sdk, &counter), table.name()).unwrap();
+            Arc::new(DynamoRateLimiter::new(
+                &t,
+                settings(),
+                Arc::new(SystemClock),
+            ))
+        })
+        .collect();
+
+    let start = Instant::now();
+    let tasks: Vec<_> = (0..8)
+        .map(|i| {
+            let limiter = Arc::clone(&instances[i % 2]);
+            tokio::spawn(async move {
+                let mut decisions = Vec::new();
+                for _ in 0..50 {
+                    decisions.push(limiter.decide("agent-a").await);
+                    tokio::time::sleep(Duration::from_millis(20)).await;
+                }
+                decisions
+            })
+        })
+        .collect();
+    let mut decisions = Vec::new();
+    for t in tasks {
+        decisions.extend(t.await.unwrap());
+    }
+    let elapsed = start.elapsed().as_secs_f64();
+
+    let allowed = decisions
+        .iter()
+        .filter(|d| **d == RateDecision::Allowed)
+        .count();
+    let fail_open = decisions
+        .iter()
+        .filter(|d| **d == RateDecision::FailOpen)
+        .count();
+    let limited: Vec<u64> = decisions
+        .iter()
+        .filter_map(|d| match d {
+            RateDecision::Limited { retry_after_s } => Some(*retry_after_s),
+            _ => None,
+        })
+        .collect();
+    let bound = 20.0 + elapsed + 1.0;
+    let calls = counter.get();
+    println!(
+        "400 calls in {elapsed:.2}s: allowed {allowed}, limited {}, fail_open {fail_open}, \
+         bound {bound:.1}, DynamoDB requests {calls}",
+        limited.len()
+    );
+    assert_eq!(fail_open, 0, "the emulator was up");
+    assert!(
+        allowed >= 20,
+        "a fresh bucket admits its capacity: {allowed}"
+    );
+    assert!((allowed as f64) <= bound, "admitted {allowed} > {bound:.1}");
+    assert_eq!(allowed + limited.len(), 400);
+    assert!(limited.iter().all(|r| *r >= 1));
+}
+
+#[tokio::test]
+async fn steady_state_costs_one_request_per_admitted_call_and_none_per_denial() {
+    let sdk = sdk_config().await;
+    let table = fresh_table(&sdk).await;
+    let counter = CallCounter::default();
+    let t = StateTable::new(counted_dynamo(&sdk, &counter), table.name()).unwrap();
+    let clock = Arc::new(ManualClock::new(1_800_000_000_000));
+    let limiter = DynamoRateLimiter::new(&t, settings(), clock.clone());
+
+    // Cold instance, item exists already (written by "another instance").
+    let other = DynamoRateLimiter::new(&table, settings(), clock.clone());
+    assert_eq!(other.decide("agent-b").await, RateDecision::Allowed);
+    assert_eq!(limiter.decide("agent-b").await, RateDecision::Allowed);
+    assert_eq!(
+        counter.get(),
+        2,
+        "cold: conditional create fails, returns the item, retry"
+    );
+
+    let before = counter.get();
+    for _ in 0..18 {
+        clock.advance_ms(5);
+        assert_eq!(limiter.decide("agent-b").await, RateDecision::Allowed);
+    }
+    assert_eq!(
+        counter.get() - before,
+        18,
+        "one round trip per admitted call"
+    );
+
+    let before = counter.get();
+    for _ in 0..10 {
+        assert!(matches!(
+            limiter.decide("agent-b").await,
+            RateDecision::Limited { retry_after_s: 1 }
+        ));
+    }
+    assert_eq!(
+        counter.get() - before,
+        0,
+        "denials decided from the cached item"
+    );
+
+    clock.advance_ms(1_000);
+    assert_eq!(limiter.decide("agent-b").await, RateDecision::Allowed);
+    let stored = item(&table, "agent-b").await;
+    let expires: i64 = stored["expires_at"].as_n().unwrap().parse().unwrap();
+    assert_eq!(expires, clock_now_s(&clock) + 3600);
+}
+
+fn clock_now_s(clock: &ManualClock) -> i64 {
+    use kosha_state::Clock;
+    clock.now_s()
+}
+
+#[tokio::test]
+async fn an_item_past_expires_at_is_a_fresh_bucket() {
+    let sdk = sdk_config().await;
+    let table = fresh_table(&sdk).await;
+    let now_ms: i64 = 1_800_000_000_000;
+    // Empty bucket, written "now", but already expired: counts as full.
+    table
+        .client()
+        .put_item()
+        .table_name(table.name())
+        .item("pk", AttributeValue::S("rl#agent-c".into()))
+        .item("tokens", AttributeValue::N("0".into()))
+        .item("updated_at", AttributeValue::N(now_ms.to_string()))
+        .item(
+            "expires_at",
+            AttributeValue::N((now_ms / 1000 - 1).to_string()),
+        )
+        .send()
+        .await
+        .unwrap();
+    let limiter = DynamoRateLimiter::new(&table, settings(), Arc::new(ManualClock::new(now_ms)));
+    assert_eq!(limiter.decide("agent-c").await, RateDecision::Allowed);
+    let tokens: f64 = item(&table, "agent-c").await["tokens"]
+        .as_n()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert_eq!(tokens, 19.0);
+}
+
+#[tokio::test]
+async fn a_malformed_item_is_overwritten_not_fatal() {
+    let sdk = sdk_config().await;
+    let table = fresh_table(&sdk).await;
+    table
+        .client()
+        .put_item()
+        .table_name(table.name())
+        .item("pk", AttributeValue::S("rl#agent-d".into()))
+        .item("tokens", AttributeValue::S("lots".into()))
+        .send()
+        .await
+        .unwrap();
+    let limiter = DynamoRateLimiter::new(
+        &table,
+        settings(),
+        Arc::new(ManualClock::new(1_800_000_000_000)),
+    );
+    assert_eq!(limiter.decide("agent-d").await, RateDecision::Allowed);
+    assert_eq!(limiter.decide("agent-d").await, RateDecision::Allowed);
+    let tokens: f64 = item(&table, "agent-d").await["tokens"]
+        .as_n()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert_eq!(tokens, 18.0);
+}
+
+#[tokio::test]
+async fn capacity_and_rate_are_configurable() {
+    let sdk = sdk_config().await;
+    let table = fresh_table(&sdk).await;
+    let clock = Arc::new(ManualClock::new(1_800_000_000_000));
+    let s = RateLimitSettings {
+        bucket: BucketConfig::try_new(2.0, 0.25).unwrap(),
+        ..settings()
+    };
+    let limiter = DynamoRateLimiter::new(&table, s, clock.clone());
+    let client = unique("agent");
+    assert_eq!(limiter.decide(&client).await, RateDecision::Allowed);
+    assert_eq!(limiter.decide(&client).await, RateDecision::Allowed);
+    assert_eq!(
+        limiter.decide(&client).await,
+        RateDecision::Limited { retry_after_s: 4 }
+    );
+    clock.advance_ms(4_001);
+    assert_eq!(limiter.decide(&client).await, RateDecision::Allowed);
+}
+
+#[tokio::test]
+async fn a_call_admitted_after_lost_races_is_still_charged() {
+    let sdk = sdk_config().await;
+    let table = fresh_table(&sdk).await;
+    let clock = Arc::new(ManualClock::new(1_800_000_000_000));
+    let one_try = RateLimitSettings {
+        max_tries: 1,
+        ..settings()
+    };
+    let a = DynamoRateLimiter::new(&table, one_try, clock.clone());
+    let b = DynamoRateLimiter::new(&table, one_try, clock.clone());
+    assert_eq!(a.decide("agent-e").await, RateDecision::Allowed);
+    // b is cold: its only conditional create loses, so it admits and charges atomically.
+    assert_eq!(b.decide("agent-e").await, RateDecision::Allowed);
+    let stored = item(&table, "agent-e").await;
+    let tokens: f64 = stored["tokens"].as_n().unwrap().parse().unwrap();
+    let updated: i64 = stored["updated_at"].as_n().unwrap().parse().unwrap();
+    assert_eq!(tokens, 18.0);
+    assert_eq!(updated, 1_800_000_000_001);
+    // b's cache now holds the charged item: its next call is one clean write.
+    assert_eq!(b.decide("agent-e").await, RateDecision::Allowed);
+    let tokens: f64 = item(&table, "agent-e").await["tokens"]
+        .as_n()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert_eq!(tokens, 17.0);
+}
+
+#[tokio::test]
+async fn the_charge_after_lost_races_never_overdraws() {
+    let sdk = sdk_config().await;
+    let table = fresh_table(&sdk).await;
+    let now_ms: i64 = 1_800_000_000_000;
+    table
+        .client()
+        .put_item()
+        .table_name(table.name())
+        .item("pk", AttributeValue::S("rl#agent-f".into()))
+        .item("tokens", AttributeValue::N("0.5".into()))
+        .item("updated_at", AttributeValue::N(now_ms.to_string()))
+        .item(
+            "expires_at",
+            AttributeValue::N((now_ms / 1000 + 3600).to_string()),
+        )
+        .send()
+        .await
+        .unwrap();
+    let one_try = RateLimitSettings {
+        max_tries: 1,
+        ..settings()
+    };
+    // Cold: the one conditional create loses; the charge finds half a token: refused.
+    let limiter = DynamoRateLimiter::new(&table, one_try, Arc::new(ManualClock::new(now_ms)));
+    assert_eq!(
+        limiter.decide("agent-f").await,
+        RateDecision::Limited { retry_after_s: 1 }
+    );
+    let tokens: f64 = item(&table, "agent-f").await["tokens"]
+        .as_n()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert_eq!(tokens, 0.5, "nothing taken");
+}
