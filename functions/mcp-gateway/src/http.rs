@@ -18,6 +18,8 @@ use rmcp::transport::streamable_http_server::session::never::NeverSessionManager
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use serde_json::{Value, json};
 
+use kosha_resilience::rate_limit::RateDecision;
+
 use crate::config::MAX_BODY_BYTES;
 use crate::server::McpServer;
 use crate::state::Gateway;
@@ -26,6 +28,8 @@ use crate::state::Gateway;
 mod rpc {
     pub const PARSE_ERROR: i64 = -32700;
     pub const INVALID_REQUEST: i64 = -32600;
+    /// Implementation-defined server error (JSON-RPC 2.0 §5.1 reserves −32000…−32099).
+    pub const RATE_LIMITED: i64 = -32029;
 }
 
 /// Per-instance edge state: the gateway plus the in-flight counter for load shedding.
@@ -163,7 +167,7 @@ async fn guard(State(edge): State<Arc<Edge>>, req: Request, next: Next) -> Respo
             );
         }
     };
-    match serde_json::from_slice::<Value>(&bytes) {
+    let message = match serde_json::from_slice::<Value>(&bytes) {
         Err(_) => {
             return rpc_error(
                 StatusCode::BAD_REQUEST,
@@ -182,7 +186,7 @@ async fn guard(State(edge): State<Arc<Edge>>, req: Request, next: Next) -> Respo
                 None,
             );
         }
-        Ok(Value::Object(_)) => {}
+        Ok(Value::Object(m)) => m,
         Ok(_) => {
             return rpc_error(
                 StatusCode::BAD_REQUEST,
@@ -192,9 +196,32 @@ async fn guard(State(edge): State<Arc<Edge>>, req: Request, next: Next) -> Respo
                 None,
             );
         }
+    };
+    if message.get("method").and_then(Value::as_str) == Some("tools/call")
+        && let Some(principal) = parts.extensions.get::<kosha_auth::Principal>()
+        && let RateDecision::Limited { retry_after_s } =
+            edge.gateway.rate_limiter.check(&principal.client_id).await
+    {
+        let id = message.get("id").cloned().unwrap_or(Value::Null);
+        return rate_limited(id, retry_after_s);
     }
     next.run(Request::from_parts(parts, Body::from(bytes)))
         .await
+}
+
+/// 429 with `Retry-After` and a JSON-RPC error for the request's id (SPEC §6).
+fn rate_limited(id: Value, retry_after_s: u64) -> Response {
+    let mut resp = rpc_error(
+        StatusCode::TOO_MANY_REQUESTS,
+        id,
+        rpc::RATE_LIMITED,
+        "rate limited; retry later",
+        Some(json!({ "code": "rate_limited", "retry_after_s": retry_after_s })),
+    );
+    if let Ok(v) = HeaderValue::from_str(&retry_after_s.to_string()) {
+        resp.headers_mut().insert(header::RETRY_AFTER, v);
+    }
+    resp
 }
 
 /// 401/403 with `WWW-Authenticate` pointing at the protected-resource metadata (SPEC §5,

@@ -16,7 +16,35 @@ async fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let gateway = match Gateway::new(config, Arc::new(kosha_resilience::overrides::NoOverrides)) {
+    let sdk = kosha_runtime::aws::sdk_config().await;
+    let table = match kosha_state::StateTable::from_env(&sdk) {
+        Ok(t) => t,
+        Err(e) => {
+            tracing::error!(error = %e, "bad state table configuration");
+            return ExitCode::from(2);
+        }
+    };
+    let limits = match kosha_state::RateLimitSettings::from_env() {
+        Ok(s) => s,
+        Err(e) => {
+            tracing::error!(error = %e, "bad rate-limit configuration");
+            return ExitCode::from(2);
+        }
+    };
+    let clock = Arc::new(kosha_state::SystemClock);
+    let rate_limiter = Arc::new(kosha_state::DynamoRateLimiter::new(
+        &table,
+        limits,
+        clock.clone(),
+    ));
+    let overrides =
+        kosha_state::DynamoOverrides::new(table, kosha_state::OverrideSettings::default(), clock);
+    // One read at start-up so the first requests see overrides already in force; a failure
+    // here only means "none known yet" (SPEC §10: DynamoDB down affects metrics only).
+    if let Err(e) = overrides.refresh_now().await {
+        tracing::warn!(error = %e, "breaker overrides not readable at start-up");
+    }
+    let gateway = match Gateway::new(config, Arc::new(overrides), rate_limiter) {
         Ok(g) => Arc::new(g),
         Err(e) => {
             tracing::error!(error = %e, "cannot build the gateway");

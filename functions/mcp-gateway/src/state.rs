@@ -8,6 +8,7 @@ use kosha_auth::Verifier;
 use kosha_resilience::config::{Dependency, PolicyConfig};
 use kosha_resilience::overrides::OverrideSource;
 use kosha_resilience::policy::Policy;
+use kosha_resilience::rate_limit::RateLimiter;
 
 use crate::backends::core_api::CoreApi;
 use crate::config::GatewayConfig;
@@ -15,7 +16,6 @@ use crate::tools::get_service_health::{DependencyHealth, OverrideInfo};
 use crate::tools::{self, ToolSpec};
 
 /// Everything a request needs: config, dependency clients and their policies, the tools.
-#[derive(Debug)]
 pub struct Gateway {
     /// Validated configuration.
     pub config: GatewayConfig,
@@ -27,6 +27,17 @@ pub struct Gateway {
     pub verifier: Verifier,
     /// The resilience policy for core-api reads (seed 004 §1).
     pub core_api_read: Policy,
+    /// Per-client token bucket for `tools/call` (SPEC §6).
+    pub rate_limiter: Arc<dyn RateLimiter>,
+}
+
+impl std::fmt::Debug for Gateway {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Gateway")
+            .field("config", &self.config)
+            .field("tools", &self.tools.len())
+            .finish_non_exhaustive()
+    }
 }
 
 /// Why the gateway's state could not be built.
@@ -51,6 +62,7 @@ impl Gateway {
     pub fn new(
         config: GatewayConfig,
         overrides: Arc<dyn OverrideSource>,
+        rate_limiter: Arc<dyn RateLimiter>,
     ) -> Result<Self, StartError> {
         let core_api = CoreApi::new(&config.core_api_url)?;
         let verifier = Verifier::new(config.auth.clone())?;
@@ -62,6 +74,7 @@ impl Gateway {
             tools: tools::registry(),
             verifier,
             core_api_read,
+            rate_limiter,
         })
     }
 
