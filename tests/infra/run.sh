@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# Infra tests (issue 6), one entry for scripts/test: cfn-lint, sam validate --lint (offline),
+# the project's template checker and the event-fixture tests. Installs its pinned tools into
+# .dev/venv. Prints "N passed, N failed" last; exits non-zero when anything failed.
+set -euo pipefail
+
+REPO_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+cd "$REPO_ROOT"
+# shellcheck source=../../scripts/lib/infra-venv.sh
+source scripts/lib/infra-venv.sh
+infra_venv_ensure cfn-lint aws-sam-cli pytest PyYAML
+export AWS_EC2_METADATA_DISABLED=true
+
+passed=0
+failed=0
+step() { # step NAME CMD... : runs CMD, counts one pass or fail
+    local name="$1"
+    shift
+    echo "== $name"
+    if "$@"; then
+        echo "ok: $name"
+        passed=$((passed + 1))
+    else
+        echo "FAILED: $name"
+        failed=$((failed + 1))
+    fi
+}
+expect_failure() { ! "$@" >/dev/null 2>&1; }
+
+step "cfn-lint infra/template.yaml" \
+    cfn-lint --non-zero-exit-code error infra/template.yaml
+step "cfn-lint rejects the planted bad template (linter is live)" \
+    expect_failure cfn-lint --non-zero-exit-code error tests/infra/fixtures/bad_template.yaml
+step "sam validate --lint (offline)" \
+    sam validate --lint --region us-east-1 --template-file infra/template.yaml
+step "check_template.py infra/template.yaml" \
+    python tests/infra/check_template.py infra/template.yaml
+
+echo "== pytest tests/infra"
+set +e
+out=$(python -m pytest -q -p no:cacheprovider tests/infra 2>&1)
+rc=$?
+set -e
+echo "$out"
+summary=$(echo "$out" | tail -n1)
+p=$(grep -oE '[0-9]+ passed' <<<"$summary" | grep -oE '[0-9]+' || echo 0)
+f=$(grep -oE '[0-9]+ (failed|errors?)' <<<"$summary" | awk '{s += $1} END {print s + 0}' || true)
+passed=$((passed + p))
+failed=$((failed + ${f:-0}))
+if ((rc != 0 && ${f:-0} == 0)); then failed=$((failed + 1)); fi
+
+echo "infra: $passed passed, $failed failed"
+((failed == 0))
