@@ -36,6 +36,19 @@ step "sam validate --lint (offline)" \
 step "check_template.py infra/template.yaml" \
     python tests/infra/check_template.py infra/template.yaml
 
+# The HTTP fixtures through a real lambda_http binary (benches/hello-lambda, debug build) under
+# the Runtime API emulator: proves they deserialize as Lambda would deliver them.
+lambda_http_accepts() {
+    local target_dir="${CARGO_TARGET_DIR:-$REPO_ROOT/target}" fixture
+    cargo build --quiet -p hello-lambda || return 1
+    for fixture in function-url-post-mcp function-url-get-healthz http-api-post-mcp; do
+        python benches/lambda_init.py --runs 1 --expect-status 200 \
+            --event "infra/events/$fixture.json" "hello-lambda=$target_dir/debug/hello-lambda" ||
+            return 1
+    done
+}
+step "HTTP event fixtures accepted by lambda_http (hello-lambda)" lambda_http_accepts
+
 echo "== pytest tests/infra"
 set +e
 out=$(python -m pytest -q -p no:cacheprovider tests/infra 2>&1)
