@@ -35,9 +35,10 @@ restart_fn() {
   start_fn "$name" "${args[@]}"
 }
 
-# Stops everything recorded under $DEV_DIR/pids (TERM, then KILL after 5 s).
+# Stops everything recorded under $DEV_DIR/pids (TERM, then KILL after 5 s), and the emulator.
 stop_all() {
   local f pid i
+  KOSHA_DEV_DIR="$DEV_DIR" "$ROOT/scripts/moto" stop >/dev/null 2>&1 || true
   [[ -d "$DEV_DIR/pids" ]] || return 0
   for f in "$DEV_DIR"/pids/*.pid; do
     [[ -e "$f" ]] || continue
@@ -54,6 +55,7 @@ stop_all() {
 # Prints each recorded process and whether it runs; returns 1 when any is down.
 status_all() {
   local f pid name ok=0
+  echo "aws-emulator: $(KOSHA_DEV_DIR="$DEV_DIR" "$ROOT/scripts/moto" status 2>/dev/null || echo stopped)"
   if ! compgen -G "$DEV_DIR/pids/*.pid" >/dev/null; then
     echo "stack: not running"; return 1
   fi
@@ -74,6 +76,19 @@ stack_up() {
   ensure_database "$db_url"
   log "building the functions"
   (cd "$ROOT" && cargo build --quiet --bins)
+  log "starting the AWS emulator (moto) and bootstrapping the state table, queues and secret"
+  local aws_url
+  aws_url="$(KOSHA_DEV_DIR="$DEV_DIR" "$ROOT/scripts/moto" start)" || die "the AWS emulator did not start"
+  export AWS_ENDPOINT_URL="$aws_url" AWS_REGION="${AWS_REGION:-us-east-1}" \
+    AWS_ACCESS_KEY_ID="${AWS_ACCESS_KEY_ID:-test}" AWS_SECRET_ACCESS_KEY="${AWS_SECRET_ACCESS_KEY:-test}"
+  local bootstrap
+  bootstrap="$("$(cargo_target)/debug/kosha-ops" bootstrap)" || die "kosha-ops bootstrap failed"
+  # KOSHA_STATE_TABLE, queue URLs, KOSHA_CHAOS_SECRET_ID, KOSHA_CHAOS_KEY: into this shell.
+  local line
+  while IFS= read -r line; do
+    [[ "$line" =~ ^[A-Z_]+= ]] && export "${line?}"
+  done <<< "$bootstrap"
+
   log "migrating and seeding $(db_name "$db_url")"
   DATABASE_URL="$db_url" "$(cargo_target)/debug/core-api" migrate
 
@@ -94,7 +109,8 @@ stack_up() {
   log "starting mcp-gateway on 127.0.0.1:$gw_port"
   start_fn mcp-gateway "$gw_port" KOSHA_CORE_API_URL="http://127.0.0.1:$core_port" \
     KOSHA_JWT_ISSUER="$issuer" KOSHA_JWKS_URL="file://$DEV_DIR/jwks.json" \
-    KOSHA_ALLOWED_CLIENT_IDS="kosha-dev-agent,kosha-dev-operator"
+    KOSHA_ALLOWED_CLIENT_IDS="kosha-dev-agent,kosha-dev-operator,kosha-e2e-limited" \
+    KOSHA_METRICS_FLUSH_MS="${KOSHA_METRICS_FLUSH_MS:-10000}"
   wait_http "http://127.0.0.1:$gw_port/healthz" 30 || die "mcp-gateway did not start (see $DEV_DIR/logs/mcp-gateway.log)"
 
   cat > "$DEV_DIR/stack.env" <<ENV
@@ -107,6 +123,12 @@ KOSHA_OPERATOR_TOKEN=$operator_token
 KOSHA_JWT_ISSUER=$issuer
 KOSHA_DEV_SIGNING_KEY=$DEV_DIR/dev-signing-key.pem
 KOSHA_OPS=$ops
+$bootstrap
+AWS_ENDPOINT_URL=$AWS_ENDPOINT_URL
+AWS_REGION=$AWS_REGION
+AWS_ACCESS_KEY_ID=$AWS_ACCESS_KEY_ID
+AWS_SECRET_ACCESS_KEY=$AWS_SECRET_ACCESS_KEY
+KOSHA_DEV_DIR=$DEV_DIR
 AWS_EC2_METADATA_DISABLED=true
 ENV
 }

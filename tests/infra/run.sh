@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Infra tests (issue 6), one entry for scripts/test: cfn-lint, sam validate --lint (offline),
 # the project's template checker and the event-fixture tests. Installs its pinned tools into
-# .dev/venv. Prints "N passed, N failed" last; exits non-zero when anything failed.
+# .dev/infra-venv. Prints "N passed, N failed" last; exits non-zero when anything failed.
 set -euo pipefail
 
 REPO_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"

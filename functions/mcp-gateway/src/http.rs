@@ -274,7 +274,8 @@ async fn protected_resource(
     ))
 }
 
-/// `Host` check against `allowed` (exact `host` or `host:port`, or `*.suffix`).
+/// `Host` check against `allowed`: exact `host` or `host:port`, or any subdomain of a suffix
+/// written `*.example.com` or `.example.com` (the SAM template's form for Function URLs).
 fn host_allowed(host: Option<&HeaderValue>, allowed: &[String]) -> bool {
     let Some(host) = host.and_then(|h| h.to_str().ok()) else {
         // HTTP/1.1 requires Host; a request without one is not from a browser.
@@ -284,7 +285,7 @@ fn host_allowed(host: Option<&HeaderValue>, allowed: &[String]) -> bool {
     let bare = strip_port(&host);
     allowed.iter().any(|a| {
         let a = a.to_ascii_lowercase();
-        if let Some(suffix) = a.strip_prefix("*.") {
+        if let Some(suffix) = a.strip_prefix("*.").or_else(|| a.strip_prefix('.')) {
             bare.ends_with(&format!(".{suffix}"))
         } else {
             a == host || a == bare
@@ -327,6 +328,7 @@ mod tests {
             "localhost".to_owned(),
             "[::1]".to_owned(),
             "*.lambda-url.eu-west-1.on.aws".to_owned(),
+            ".lambda-url.us-east-1.on.aws".to_owned(),
             "api.example.com:8443".to_owned(),
         ];
         for ok in [
@@ -334,6 +336,7 @@ mod tests {
             "localhost:8080",
             "[::1]:9000",
             "abc.lambda-url.eu-west-1.on.aws",
+            "xyz.lambda-url.us-east-1.on.aws",
             "api.example.com:8443",
         ] {
             assert!(host_allowed(Some(&hv(ok)), &allowed), "{ok}");

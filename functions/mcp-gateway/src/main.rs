@@ -44,7 +44,14 @@ async fn main() -> ExitCode {
     if let Err(e) = overrides.refresh_now().await {
         tracing::warn!(error = %e, "breaker overrides not readable at start-up");
     }
-    let gateway = match Gateway::new(config, Arc::new(overrides), rate_limiter) {
+    let verifier = match kosha_auth::Verifier::new(config.auth.clone()) {
+        Ok(v) => v,
+        Err(e) => {
+            tracing::error!(error = %e, "bad authentication configuration");
+            return ExitCode::from(2);
+        }
+    };
+    let gateway = match Gateway::new(config, verifier, Arc::new(overrides), rate_limiter) {
         Ok(g) => Arc::new(g),
         Err(e) => {
             tracing::error!(error = %e, "cannot build the gateway");

@@ -1,0 +1,220 @@
+//! The gateway's HTTP edge in process (SPEC §3, §5, §6): rate limiting answers 429 with
+//! `Retry-After` and a JSON-RPC error for the request's id; load shedding answers 503 with
+//! `Retry-After: 1`; denied tools look unknown. No network beyond loopback.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::sync::{Arc, OnceLock};
+use std::time::Duration;
+
+use axum::body::Body;
+use http::{Request, StatusCode};
+use http_body_util::BodyExt;
+use kosha_auth::dev::{self, MintClaims};
+use kosha_auth::jwks::{CacheTiming, StaticJwks};
+use kosha_auth::{Role, Verifier, VerifierConfig};
+use kosha_resilience::overrides::NoOverrides;
+use kosha_resilience::rate_limit::{BucketConfig, LocalRateLimiter};
+use mcp_gateway::config::GatewayConfig;
+use mcp_gateway::state::Gateway;
+use serde_json::{Value, json};
+use tower::ServiceExt;
+
+const ISSUER: &str = "https://issuer.test";
+
+fn keys() -> &'static dev::DevKeys {
+    static KEYS: OnceLock<dev::DevKeys> = OnceLock::new();
+    KEYS.get_or_init(|| dev::generate().expect("keygen"))
+}
+
+fn token(client_id: &str, roles: &[Role]) -> String {
+    let k = keys();
+    dev::mint(
+        &k.private_pem,
+        &k.kid,
+        &MintClaims::new(ISSUER, client_id, roles),
+    )
+    .expect("mint")
+}
+
+fn now_ms() -> i64 {
+    i64::try_from(
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap_or_default()
+            .as_millis(),
+    )
+    .unwrap_or(0)
+}
+
+/// A gateway whose core-api is `core_api_url`, with a local bucket of `capacity` tokens.
+fn app(core_api_url: &str, capacity: f64, max_in_flight: usize) -> axum::Router {
+    let auth = VerifierConfig::new(ISSUER, None, ["agent-a", "agent-b", "ops"], None).unwrap();
+    let verifier = Verifier::with_fetcher(
+        auth.clone(),
+        Arc::new(StaticJwks(keys().jwks_json.clone().into_bytes())),
+        CacheTiming::default(),
+    );
+    let config = GatewayConfig {
+        core_api_url: core_api_url.to_owned(),
+        allowed_hosts: vec!["localhost".to_owned()],
+        allowed_origins: vec![],
+        max_in_flight,
+        auth,
+        public_base_url: None,
+    };
+    let limiter = LocalRateLimiter::new(BucketConfig::try_new(capacity, 0.001).unwrap(), now_ms);
+    let gateway = Gateway::new(config, verifier, Arc::new(NoOverrides), Arc::new(limiter)).unwrap();
+    mcp_gateway::http::router(Arc::new(gateway))
+}
+
+fn tools_call(id: u64, token: &str, name: &str, arguments: Value) -> Request<Body> {
+    let body = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+                      "params": {"name": name, "arguments": arguments}});
+    Request::post("/mcp")
+        .header("host", "localhost")
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-protocol-version", "2025-11-25")
+        .header("authorization", format!("Bearer {token}"))
+        .body(Body::from(body.to_string()))
+        .unwrap()
+}
+
+async fn json_body(resp: axum::response::Response) -> Value {
+    let bytes = resp.into_body().collect().await.unwrap().to_bytes();
+    serde_json::from_slice(&bytes).unwrap()
+}
+
+#[tokio::test]
+async fn an_empty_bucket_answers_429_with_retry_after_and_the_request_id() {
+    let app = app("http://127.0.0.1:9", 2.0, 64);
+    let t = token("agent-a", &[Role::Agent]);
+    for id in 1..=2 {
+        let resp = app
+            .clone()
+            .oneshot(tools_call(id, &t, "get_service_health", json!({})))
+            .await
+            .unwrap();
+        assert_eq!(resp.status(), StatusCode::OK);
+    }
+    let resp = app
+        .clone()
+        .oneshot(tools_call(3, &t, "get_service_health", json!({})))
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), StatusCode::TOO_MANY_REQUESTS);
+    let retry: u64 = resp.headers()["retry-after"]
+        .to_str()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!(retry >= 1);
+    let body = json_body(resp).await;
+    assert_eq!(body["id"], 3);
+    assert_eq!(body["error"]["data"]["code"], "rate_limited");
+    assert_eq!(body["error"]["data"]["retry_after_s"], retry);
+
+    // Buckets are per client: another client is unaffected.
+    let other = token("agent-b", &[Role::Agent]);
+    let resp = app
+        .oneshot(tools_call(4, &other, "get_service_health", json!({})))
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), StatusCode::OK);
+}
+
+#[tokio::test]
+async fn requests_above_max_in_flight_are_shed_with_503() {
+    // A core-api that accepts connections and never answers keeps the first call in flight.
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let hold = tokio::spawn(async move {
+        let mut held = Vec::new();
+        while let Ok((sock, _)) = listener.accept().await {
+            held.push(sock);
+        }
+    });
+    let app = app(&format!("http://{addr}"), 100.0, 1);
+    let t = token("agent-a", &[Role::Agent]);
+    let slow = tokio::spawn(app.clone().oneshot(tools_call(
+        1,
+        &t,
+        "get_transaction",
+        json!({"transaction_id": "txn_000001"}),
+    )));
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let resp = app
+        .clone()
+        .oneshot(tools_call(2, &t, "get_service_health", json!({})))
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), StatusCode::SERVICE_UNAVAILABLE);
+    assert_eq!(resp.headers()["retry-after"], "1");
+    assert_eq!(json_body(resp).await["error"]["data"]["code"], "overloaded");
+    slow.abort();
+    hold.abort();
+    // The aborted request released its slot.
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    let resp = app
+        .oneshot(tools_call(3, &t, "get_service_health", json!({})))
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), StatusCode::OK);
+}
+
+#[tokio::test]
+async fn a_denied_tool_answers_as_an_unknown_one() {
+    let app = app("http://127.0.0.1:9", 100.0, 64);
+    let ops = token("ops", &[Role::Operator]);
+    let denied = json_body(
+        app.clone()
+            .oneshot(tools_call(
+                1,
+                &ops,
+                "get_transaction",
+                json!({"transaction_id": "txn_000001"}),
+            ))
+            .await
+            .unwrap(),
+    )
+    .await;
+    let unknown = json_body(
+        app.oneshot(tools_call(1, &ops, "no_such_tool", json!({})))
+            .await
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(denied["error"]["code"], -32602);
+    assert_eq!(denied["error"]["code"], unknown["error"]["code"]);
+    assert_eq!(
+        denied["error"]["message"]
+            .as_str()
+            .unwrap()
+            .replace("get_transaction", "X"),
+        unknown["error"]["message"]
+            .as_str()
+            .unwrap()
+            .replace("no_such_tool", "X"),
+    );
+}
+
+#[tokio::test]
+async fn an_unreachable_core_api_is_dependency_unavailable() {
+    let app = app("http://127.0.0.1:9", 100.0, 64);
+    let t = token("agent-a", &[Role::Agent]);
+    let resp = app
+        .oneshot(tools_call(
+            1,
+            &t,
+            "get_transaction",
+            json!({"transaction_id": "txn_000001"}),
+        ))
+        .await
+        .unwrap();
+    let body = json_body(resp).await;
+    assert_eq!(body["result"]["isError"], true);
+    let err = &body["result"]["structuredContent"]["error"];
+    assert_eq!(err["code"], "dependency_unavailable");
+    assert_eq!(err["dependency"], "core-api");
+}

@@ -1,0 +1,130 @@
+"""The AWS control plane through the running stack (issue 4, SPEC §6, §8, §10):
+the DynamoDB token bucket, fleet-wide forced-open overrides, and failing open when the
+state table is unreachable."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+from kosha_client import session
+from test_auth import mint
+
+ROOT = Path(__file__).resolve().parents[2]
+HEADERS = {
+    "content-type": "application/json",
+    "accept": "application/json, text/event-stream",
+    "mcp-protocol-version": "2025-11-25",
+}
+
+
+def ops(stack: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+    env = dict(os.environ)
+    env.update({k: v for k, v in stack.items() if k.startswith(("AWS_", "KOSHA_"))})
+    return subprocess.run([stack["KOSHA_OPS"], *args], env=env, capture_output=True, text=True, timeout=30)
+
+
+def call(url: str, token: str, rid: int, name: str, arguments: dict) -> httpx.Response:
+    body = {"jsonrpc": "2.0", "id": rid, "method": "tools/call", "params": {"name": name, "arguments": arguments}}
+    return httpx.post(url, json=body, headers={**HEADERS, "authorization": f"Bearer {token}"}, timeout=10)
+
+
+def test_tools_call_spends_from_the_dynamodb_bucket(gateway_url, stack):
+    """The 429 contract itself is tested in process (functions/mcp-gateway/tests/edge.rs) and
+    the bucket maths against the emulator (crates/state/tests/rate_limit.rs); here: every
+    tools/call of the running gateway goes through the `rl#<client_id>` item (SPEC §6, §8)."""
+    import boto3
+
+    token = mint(stack, "--role", "agent", "--client-id", "kosha-e2e-limited")
+    before = time.time()
+    for i in range(3):
+        assert call(gateway_url, token, 1000 + i, "get_service_health", {}).status_code == 200
+    ddb = boto3.client("dynamodb", endpoint_url=stack["AWS_ENDPOINT_URL"], region_name=stack["AWS_REGION"],
+                       aws_access_key_id="test", aws_secret_access_key="test")
+    item = ddb.get_item(TableName=stack["KOSHA_STATE_TABLE"], Key={"pk": {"S": "rl#kosha-e2e-limited"}})["Item"]
+    capacity = float(os.environ.get("KOSHA_RATE_CAPACITY", "20"))
+    assert float(item["tokens"]["N"]) <= capacity - 1  # the last call took a token
+    assert abs(int(item["updated_at"]["N"]) / 1000 - time.time()) < 30
+    assert int(item["expires_at"]["N"]) >= int(before) + 3600 - 5
+
+
+@pytest.mark.anyio
+async def test_forced_open_override_fails_fast_then_clears(gateway_url, agent_token, stack):
+    args = {"transaction_id": "txn_000200"}
+    forced = ops(stack, "breaker", "force-open", "core-api", "--reason", "e2e drill", "--operator", "e2e")
+    assert forced.returncode == 0, forced.stderr
+    try:
+        listed = [json.loads(line) for line in ops(stack, "breaker", "list").stdout.splitlines()]
+        assert any(item["dependency"] == "core-api" for item in listed)
+        async with session(gateway_url, agent_token) as s:
+            deadline = time.monotonic() + 6
+            err = None
+            while time.monotonic() < deadline:
+                r = await s.call_tool("get_transaction", args)
+                if r.is_error:
+                    err = r.structured_content["error"]
+                    break
+                time.sleep(0.25)
+            assert err is not None, "override not honoured within 6 s"
+            assert err["code"] == "dependency_unavailable" and err["retry_after_s"] >= 1
+            health = (await s.call_tool("get_service_health", {})).structured_content
+            dep = health["dependencies"]["core-api"]
+            assert health["status"] == "degraded"
+            assert dep["breaker"] == "forced_open"
+            assert dep["override"]["reason"] == "e2e drill" and dep["override"]["set_by"] == "e2e"
+    finally:
+        cleared = ops(stack, "breaker", "clear", "core-api")
+    assert cleared.returncode == 0, cleared.stderr
+    async with session(gateway_url, agent_token) as s:
+        deadline = time.monotonic() + 6
+        ok = False
+        while time.monotonic() < deadline:
+            r = await s.call_tool("get_transaction", args)
+            if not r.is_error:
+                ok = True
+                break
+            time.sleep(0.25)
+    assert ok, "still failing 6 s after clear"
+
+
+def test_unknown_dependency_is_refused_with_exit_2(stack):
+    r = ops(stack, "breaker", "force-open", "mainframe", "--reason", "x")
+    assert r.returncode == 2
+    assert r.stderr.strip() and len(r.stderr.strip().splitlines()) == 1
+
+
+def emf_fail_open_count(log: Path) -> int:
+    total = 0
+    for line in log.read_text().splitlines():
+        if '"_aws"' not in line:
+            continue
+        doc = json.loads(line)
+        if doc.get("decision") == "fail_open":
+            total += int(doc.get("rate_limit", 0))
+    return total
+
+
+def test_state_table_down_fails_open_and_is_counted(gateway_url, agent_token, stack):
+    dev_dir = stack["KOSHA_DEV_DIR"]
+    log = Path(dev_dir) / "logs" / "mcp-gateway.log"
+    env = {**os.environ, "KOSHA_DEV_DIR": dev_dir}
+    subprocess.run([str(ROOT / "scripts" / "moto"), "stop"], env=env, check=True, capture_output=True)
+    try:
+        for i in range(5):
+            r = call(gateway_url, agent_token, 2000 + i, "get_transaction", {"transaction_id": "txn_000300"})
+            assert r.status_code == 200
+            assert r.json()["result"].get("isError") is not True
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and emf_fail_open_count(log) < 5:
+            time.sleep(0.2)
+        assert emf_fail_open_count(log) >= 5
+    finally:
+        subprocess.run([str(ROOT / "scripts" / "moto"), "start"], env=env, check=True, capture_output=True)
+        boot = ops(stack, "bootstrap")
+        assert boot.returncode == 0, boot.stderr
