@@ -12,5 +12,6 @@ pub mod aws;
 pub mod config;
 mod serve;
 pub mod telemetry;
+pub mod trace;
 
 pub use serve::{ServeError, serve};

@@ -68,6 +68,7 @@ pub fn router(gateway: Arc<Gateway>) -> Router {
         )
         .route("/healthz", get(healthz))
         .fallback(not_found)
+        .layer(middleware::from_fn(kosha_runtime::trace::request_span))
 }
 
 async fn healthz() -> impl IntoResponse {
@@ -137,6 +138,7 @@ async fn guard(State(edge): State<Arc<Edge>>, req: Request, next: Next) -> Respo
         Ok(p) => p,
         Err(e) => return auth_error(&e, &public_base(&edge.gateway, req.headers())),
     };
+    kosha_runtime::trace::record_principal(&principal.client_id);
     let (mut parts, body) = req.into_parts();
     parts.extensions.insert(principal);
 

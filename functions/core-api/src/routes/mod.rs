@@ -2,8 +2,9 @@
 //! [`ApiError`] with the body `{"error": {"code", "message", ...}}` — including unknown routes
 //! (404 `not_found`), wrong methods (405) and the extractors' rejections (400).
 //!
-//! Layers, outermost first: request tracing (principal), `X-Request-Deadline` (SPEC §7: 400
-//! malformed, 504 past), body limit, routes.
+//! Layers, outermost first: the shared `request` span (request id, trace id;
+//! `kosha_runtime::trace`), the caller (`X-Kosha-Principal`), `X-Request-Deadline` (SPEC §7:
+//! 400 malformed, 504 past), body limit, routes.
 //!
 //! | route | handler |
 //! |---|---|
@@ -71,7 +72,8 @@ pub fn router(state: AppState) -> Router {
         .method_not_allowed_fallback(method_not_allowed)
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
         .layer(middleware::from_fn(deadline::enforce))
-        .layer(middleware::from_fn(trace::trace_request))
+        .layer(middleware::from_fn(trace::record_principal))
+        .layer(middleware::from_fn(kosha_runtime::trace::request_span))
         .with_state(state)
 }
 
