@@ -16,9 +16,10 @@
 //!   [`REFRESH_BEFORE_EXPIRY`] before they expire; credentials without an expiry are kept for
 //!   the life of the process. A lookup is bounded by the attempt's timeout, so an unreachable
 //!   credential source costs one attempt, never a hung request.
-//! - **Errors:** [`SignError`]; the core-api client reports it as core-api being unreachable
-//!   (the call cannot be made), which the tool layer answers as `dependency_unavailable`.
-//!   Neither the keys nor the signature ever appear in an error or a log line.
+//! - **Errors:** [`SignError`]; the core-api client returns it as `CoreApiError::Signing`,
+//!   classed like a connect failure (the call was never made: retried, counted by the
+//!   breaker) and answered `dependency_unavailable`. Neither the keys nor the signature ever
+//!   appear in an error or a log line.
 
 use std::time::{Duration, SystemTime};
 
