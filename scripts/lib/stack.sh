@@ -36,17 +36,20 @@ restart_fn() {
 }
 
 # Stops everything recorded under $DEV_DIR/pids (TERM, then KILL after 5 s), and the emulator.
+# A `.pgid` file records a process group by its leader's PID (cargo lambda watch, which
+# spawns `cargo run` and the functions): the whole group is stopped.
 stop_all() {
-  local f pid i
+  local f pid i target
   KOSHA_DEV_DIR="$DEV_DIR" "$ROOT/scripts/moto" stop >/dev/null 2>&1 || true
   [[ -d "$DEV_DIR/pids" ]] || return 0
-  for f in "$DEV_DIR"/pids/*.pid; do
+  for f in "$DEV_DIR"/pids/*.pid "$DEV_DIR"/pids/*.pgid; do
     [[ -e "$f" ]] || continue
-    pid="$(cat "$f")"
-    if kill -0 "$pid" 2>/dev/null; then
-      kill -TERM "$pid" 2>/dev/null || true
-      for ((i = 0; i < 50; i++)); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-      kill -KILL "$pid" 2>/dev/null || true
+    pid="$(cat "$f")"; target="$pid"
+    [[ "$f" == *.pgid ]] && target="-$pid"
+    if kill -0 -- "$target" 2>/dev/null; then
+      kill -TERM -- "$target" 2>/dev/null || true
+      for ((i = 0; i < 50; i++)); do kill -0 -- "$target" 2>/dev/null || break; sleep 0.1; done
+      kill -KILL -- "$target" 2>/dev/null || true
     fi
     rm -f "$f"
   done
@@ -69,6 +72,61 @@ status_all() {
 # Builds, migrates, starts every function, and writes $DEV_DIR/stack.env.
 #   stack_up DATABASE_URL
 stack_up() {
+  stack_prepare "$1"
+  local core_port gw_port
+  core_port="$(free_port)"; gw_port="$(free_port)"
+  log "starting core-api on 127.0.0.1:$core_port"
+  start_fn core-api "$core_port" DATABASE_URL="$STACK_DB_URL"
+  wait_http "http://127.0.0.1:$core_port/v1/health" 30 || die "core-api did not start (see $DEV_DIR/logs/core-api.log)"
+  log "starting mcp-gateway on 127.0.0.1:$gw_port"
+  start_fn mcp-gateway "$gw_port" KOSHA_CORE_API_URL="http://127.0.0.1:$core_port" "${GATEWAY_ENV[@]}" \
+    KOSHA_METRICS_FLUSH_MS="${KOSHA_METRICS_FLUSH_MS:-10000}"
+  wait_http "http://127.0.0.1:$gw_port/healthz" 30 || die "mcp-gateway did not start (see $DEV_DIR/logs/mcp-gateway.log)"
+  stack_write_env "http://127.0.0.1:$gw_port/mcp" "http://127.0.0.1:$core_port"
+}
+
+# The same stack with core-api and mcp-gateway under `cargo lambda watch` (the Lambda Runtime
+# API emulator, issue 6) instead of local HTTP: both functions are reached through their
+# Function URL paths, http://127.0.0.1:PORT/lambda-url/<bin>/..., and the gateway calls
+# core-api through its own. stack.env's KOSHA_GATEWAY_URL is the gateway's /mcp there.
+# Needs `cargo lambda` on PATH (scripts/lib/infra-venv.sh). The watch reuses the debug
+# builds of stack_prepare from the same CARGO_TARGET_DIR (its `cargo run` only checks them).
+#   stack_up_lambda DATABASE_URL
+stack_up_lambda() {
+  command -v cargo-lambda >/dev/null || die "cargo-lambda is not on PATH (scripts/lib/infra-venv.sh)"
+  stack_prepare "$1"
+  local port env_file
+  port="$(free_port)"; env_file="$DEV_DIR/lambda.env"
+  # One environment file for both functions (no key means different things to them): what
+  # start_fn would pass, plus the AWS emulator and KOSHA_* settings of this shell.
+  {
+    echo "DATABASE_URL=$STACK_DB_URL"
+    echo "KOSHA_CORE_API_URL=http://127.0.0.1:$port/lambda-url/core-api"
+    printf '%s\n' "${GATEWAY_ENV[@]}"
+    echo "RUST_LOG=${RUST_LOG:-info}"
+    env | grep -E '^(AWS_[A-Z0-9_]+|KOSHA_(STATE_TABLE|RATE_[A-Z_]+|POLICY_[A-Z_]+|MAX_IN_FLIGHT|CORE_API_AUTH))=' || true
+  } > "$env_file"
+  log "starting core-api and mcp-gateway under cargo lambda watch on 127.0.0.1:$port"
+  mkdir -p "$DEV_DIR/pids" "$DEV_DIR/logs"
+  setsid cargo lambda watch --manifest-path "$ROOT/Cargo.toml" --ignore-changes --disable-cors \
+    --quiet --invoke-address 127.0.0.1 --invoke-port "$port" --env-file "$env_file" \
+    >"$DEV_DIR/logs/lambda-watch.log" 2>&1 < /dev/null &
+  echo $! > "$DEV_DIR/pids/lambda-watch.pgid"
+  local base="http://127.0.0.1:$port/lambda-url"
+  # The first request to each function starts it (cargo run): bounded, in case it compiles.
+  wait_http "$base/core-api/v1/health" "${KOSHA_LAMBDA_START_S:-300}" \
+    || die "core-api did not answer under cargo lambda watch (see $DEV_DIR/logs/lambda-watch.log)"
+  wait_http "$base/mcp-gateway/healthz" "${KOSHA_LAMBDA_START_S:-300}" \
+    || die "mcp-gateway did not answer under cargo lambda watch (see $DEV_DIR/logs/lambda-watch.log)"
+  stack_write_env "$base/mcp-gateway/mcp" "$base/core-api"
+}
+
+# Everything but the functions: PostgreSQL and the database, a debug build of every binary,
+# the AWS emulator with its bootstrap output exported, migration and seed, dev signing key and
+# tokens. Sets STACK_DB_URL, STACK_BOOTSTRAP, STACK_ISSUER, STACK_AGENT_TOKEN,
+# STACK_OPERATOR_TOKEN and GATEWAY_ENV (the gateway's auth settings as KEY=VALUE words).
+#   stack_prepare DATABASE_URL
+stack_prepare() {
   local db_url="$1"
   stop_all
   mkdir -p "$DEV_DIR"
@@ -92,38 +150,34 @@ stack_up() {
   log "migrating and seeding $(db_name "$db_url")"
   DATABASE_URL="$db_url" "$(cargo_target)/debug/core-api" migrate
 
-  local ops issuer agent_token operator_token
+  local ops issuer
   ops="$(cargo_target)/debug/kosha-ops"
   issuer="http://127.0.0.1/kosha-dev"
   [[ -f "$DEV_DIR/dev-signing-key.pem" ]] || "$ops" token keygen --out-dir "$DEV_DIR" >/dev/null
-  agent_token="$("$ops" token mint --role agent --client-id kosha-dev-agent \
+  STACK_AGENT_TOKEN="$("$ops" token mint --role agent --client-id kosha-dev-agent \
     --key "$DEV_DIR/dev-signing-key.pem" --issuer "$issuer" --ttl 24h)"
-  operator_token="$("$ops" token mint --role operator --client-id kosha-dev-operator \
+  STACK_OPERATOR_TOKEN="$("$ops" token mint --role operator --client-id kosha-dev-operator \
     --key "$DEV_DIR/dev-signing-key.pem" --issuer "$issuer" --ttl 24h)"
+  STACK_DB_URL="$db_url"; STACK_BOOTSTRAP="$bootstrap"; STACK_ISSUER="$issuer"
+  GATEWAY_ENV=(
+    KOSHA_JWT_ISSUER="$issuer" KOSHA_JWKS_URL="file://$DEV_DIR/jwks.json"
+    KOSHA_ALLOWED_CLIENT_IDS="kosha-dev-agent,kosha-dev-operator,kosha-e2e-limited"
+  )
+}
 
-  local core_port gw_port
-  core_port="$(free_port)"; gw_port="$(free_port)"
-  log "starting core-api on 127.0.0.1:$core_port"
-  start_fn core-api "$core_port" DATABASE_URL="$db_url"
-  wait_http "http://127.0.0.1:$core_port/v1/health" 30 || die "core-api did not start (see $DEV_DIR/logs/core-api.log)"
-  log "starting mcp-gateway on 127.0.0.1:$gw_port"
-  start_fn mcp-gateway "$gw_port" KOSHA_CORE_API_URL="http://127.0.0.1:$core_port" \
-    KOSHA_JWT_ISSUER="$issuer" KOSHA_JWKS_URL="file://$DEV_DIR/jwks.json" \
-    KOSHA_ALLOWED_CLIENT_IDS="kosha-dev-agent,kosha-dev-operator,kosha-e2e-limited" \
-    KOSHA_METRICS_FLUSH_MS="${KOSHA_METRICS_FLUSH_MS:-10000}"
-  wait_http "http://127.0.0.1:$gw_port/healthz" 30 || die "mcp-gateway did not start (see $DEV_DIR/logs/mcp-gateway.log)"
-
+# Writes $DEV_DIR/stack.env: stack_write_env GATEWAY_MCP_URL CORE_API_URL
+stack_write_env() {
   cat > "$DEV_DIR/stack.env" <<ENV
 # Written by scripts/dev up. Shell KEY=value lines; source it.
-KOSHA_GATEWAY_URL=http://127.0.0.1:$gw_port/mcp
-KOSHA_CORE_API_URL=http://127.0.0.1:$core_port
-DATABASE_URL=$db_url
-KOSHA_AGENT_TOKEN=$agent_token
-KOSHA_OPERATOR_TOKEN=$operator_token
-KOSHA_JWT_ISSUER=$issuer
+KOSHA_GATEWAY_URL=$1
+KOSHA_CORE_API_URL=$2
+DATABASE_URL=$STACK_DB_URL
+KOSHA_AGENT_TOKEN=$STACK_AGENT_TOKEN
+KOSHA_OPERATOR_TOKEN=$STACK_OPERATOR_TOKEN
+KOSHA_JWT_ISSUER=$STACK_ISSUER
 KOSHA_DEV_SIGNING_KEY=$DEV_DIR/dev-signing-key.pem
-KOSHA_OPS=$ops
-$bootstrap
+KOSHA_OPS=$(cargo_target)/debug/kosha-ops
+$STACK_BOOTSTRAP
 AWS_ENDPOINT_URL=$AWS_ENDPOINT_URL
 AWS_REGION=$AWS_REGION
 AWS_ACCESS_KEY_ID=$AWS_ACCESS_KEY_ID

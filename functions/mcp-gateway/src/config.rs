@@ -6,11 +6,37 @@ use kosha_runtime::config::{self, ConfigError};
 /// Largest accepted request body (SPEC §3): larger gets 413.
 pub const MAX_BODY_BYTES: usize = 1024 * 1024;
 
+/// How the gateway authenticates to core-api (`KOSHA_CORE_API_AUTH`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum CoreApiAuth {
+    /// `none` (default): plain HTTP, the local stack.
+    #[default]
+    None,
+    /// `iam`: every request signed with SigV4 for service `lambda` (core-api behind a Function
+    /// URL with `AuthType: AWS_IAM`; issue 6, SPEC §13), credentials from the SDK config.
+    Iam,
+}
+
+impl std::str::FromStr for CoreApiAuth {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s.trim() {
+            "none" => Ok(Self::None),
+            "iam" => Ok(Self::Iam),
+            _ => Err("expected none or iam".to_owned()),
+        }
+    }
+}
+
 /// Everything the gateway reads from its environment.
 #[derive(Debug, Clone)]
 pub struct GatewayConfig {
     /// core-api base URL (`KOSHA_CORE_API_URL`, default `http://127.0.0.1:8081`).
     pub core_api_url: String,
+    /// How core-api requests are authenticated (`KOSHA_CORE_API_AUTH`: `none` or `iam`,
+    /// default `none`).
+    pub core_api_auth: CoreApiAuth,
     /// Accepted `Host` values (`KOSHA_ALLOWED_HOSTS`, comma list; `*.example.com` matches any
     /// subdomain; default the loopback names). Guards against DNS rebinding.
     pub allowed_hosts: Vec<String>,
@@ -55,9 +81,24 @@ impl GatewayConfig {
             public_base_url: config::var("KOSHA_PUBLIC_BASE_URL")
                 .map(|u| u.trim_end_matches('/').to_owned()),
             core_api_url: config::string_or("KOSHA_CORE_API_URL", "http://127.0.0.1:8081"),
+            core_api_auth: config::parse_or("KOSHA_CORE_API_AUTH", CoreApiAuth::None)?,
             allowed_hosts,
             allowed_origins: config::list("KOSHA_ALLOWED_ORIGINS"),
             max_in_flight,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::CoreApiAuth;
+
+    #[test]
+    fn core_api_auth_accepts_only_none_and_iam() {
+        assert_eq!("none".parse::<CoreApiAuth>(), Ok(CoreApiAuth::None));
+        assert_eq!(" iam ".parse::<CoreApiAuth>(), Ok(CoreApiAuth::Iam));
+        for bad in ["IAM", "sigv4", "true", ""] {
+            assert!(bad.parse::<CoreApiAuth>().is_err(), "{bad}");
+        }
     }
 }

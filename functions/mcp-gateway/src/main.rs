@@ -3,7 +3,8 @@
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use mcp_gateway::config::GatewayConfig;
+use mcp_gateway::backends::sigv4::SigV4Signer;
+use mcp_gateway::config::{CoreApiAuth, GatewayConfig};
 use mcp_gateway::state::Gateway;
 
 #[tokio::main]
@@ -51,8 +52,25 @@ async fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    let signer = match config.core_api_auth {
+        CoreApiAuth::None => None,
+        CoreApiAuth::Iam => match (sdk.credentials_provider(), sdk.region()) {
+            (Some(provider), Some(region)) => {
+                Some(Arc::new(SigV4Signer::new(provider, region.as_ref())))
+            }
+            _ => {
+                tracing::error!(
+                    "KOSHA_CORE_API_AUTH=iam needs an AWS region and a credentials provider"
+                );
+                return ExitCode::from(2);
+            }
+        },
+    };
     let gateway = match Gateway::new(config, verifier, Arc::new(overrides), rate_limiter) {
-        Ok(g) => Arc::new(g),
+        Ok(g) => match signer {
+            Some(s) => Arc::new(g.with_core_api_signer(s)),
+            None => Arc::new(g),
+        },
         Err(e) => {
             tracing::error!(error = %e, "cannot build the gateway");
             return ExitCode::FAILURE;

@@ -43,13 +43,24 @@ fn allowed(ctx: &RequestContext<RoleServer>, tool: &str) -> bool {
     principal(ctx).is_some_and(|p| visibility::tool_allowed(&p.roles, tool))
 }
 
-/// The Lambda invocation deadline (epoch ms), when running under the Lambda runtime.
+/// The Lambda invocation deadline (epoch ms), when running under the Lambda runtime and the
+/// value can belong to a live invocation (see [`live_deadline_ms`]).
 fn lambda_deadline_ms(ctx: &RequestContext<RoleServer>) -> Option<u64> {
     let parts = ctx.extensions.get::<http::request::Parts>()?;
-    parts
-        .extensions
-        .get::<lambda_http::Context>()
-        .map(|c| c.deadline)
+    let deadline = parts.extensions.get::<lambda_http::Context>()?.deadline;
+    let now_ms = time::OffsetDateTime::now_utc().unix_timestamp_nanos() / 1_000_000;
+    live_deadline_ms(deadline, u64::try_from(now_ms).unwrap_or(0))
+}
+
+/// Longest a Lambda invocation can run: 15 minutes.
+const MAX_INVOCATION_MS: u64 = 15 * 60 * 1000;
+
+/// `deadline_ms`, unless it lies more than the longest invocation before `now_ms`: such a
+/// value cannot belong to a live invocation (Lambda stops a function at its deadline). The
+/// Runtime API emulator of `cargo lambda watch` sends the constant `600000` (1970), which
+/// would otherwise expire every call; it is ignored and the tool budget alone applies.
+fn live_deadline_ms(deadline_ms: u64, now_ms: u64) -> Option<u64> {
+    (deadline_ms.saturating_add(MAX_INVOCATION_MS) >= now_ms).then_some(deadline_ms)
 }
 
 /// `min(now + budget, Lambda deadline − 50 ms)` (SPEC §7), or `now + budget` locally.
@@ -118,5 +129,32 @@ impl ServerHandler for McpServer {
         Ok(tools::dispatch(&call, &request.name, request.arguments)
             .await
             .into())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const NOW_MS: u64 = 1_796_058_833_521;
+
+    #[test]
+    fn a_real_deadline_is_kept_even_when_passed() {
+        assert_eq!(
+            live_deadline_ms(NOW_MS + 3_000, NOW_MS),
+            Some(NOW_MS + 3_000)
+        );
+        assert_eq!(live_deadline_ms(NOW_MS - 10, NOW_MS), Some(NOW_MS - 10));
+        let oldest = NOW_MS - MAX_INVOCATION_MS;
+        assert_eq!(live_deadline_ms(oldest, NOW_MS), Some(oldest));
+    }
+
+    #[test]
+    fn a_deadline_older_than_any_invocation_is_ignored() {
+        assert_eq!(live_deadline_ms(600_000, NOW_MS), None);
+        assert_eq!(
+            live_deadline_ms(NOW_MS - MAX_INVOCATION_MS - 1, NOW_MS),
+            None
+        );
     }
 }

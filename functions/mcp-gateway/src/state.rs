@@ -11,6 +11,7 @@ use kosha_resilience::policy::Policy;
 use kosha_resilience::rate_limit::RateLimiter;
 
 use crate::backends::core_api::CoreApi;
+use crate::backends::sigv4::SigV4Signer;
 use crate::config::GatewayConfig;
 use crate::tools::get_service_health::{DependencyHealth, OverrideInfo};
 use crate::tools::{self, ToolSpec};
@@ -74,6 +75,14 @@ impl Gateway {
             core_api_read,
             rate_limiter,
         })
+    }
+
+    /// The same gateway, signing its core-api requests with `signer`
+    /// (`KOSHA_CORE_API_AUTH=iam`).
+    #[must_use]
+    pub fn with_core_api_signer(mut self, signer: Arc<SigV4Signer>) -> Self {
+        self.core_api = self.core_api.with_signer(signer);
+        self
     }
 
     /// The tool named `name`, if served.

@@ -57,6 +57,7 @@ fn app(core_api_url: &str, capacity: f64, max_in_flight: usize) -> axum::Router 
     );
     let config = GatewayConfig {
         core_api_url: core_api_url.to_owned(),
+        core_api_auth: mcp_gateway::config::CoreApiAuth::None,
         allowed_hosts: vec!["localhost".to_owned()],
         allowed_origins: vec![],
         max_in_flight,

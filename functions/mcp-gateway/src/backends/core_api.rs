@@ -4,7 +4,13 @@
 //! and `X-Request-Deadline` (the gateway's deadline less the 150 ms hop margin). Errors keep
 //! core-api's `{"error": {"code", "message", ...}}` body so the tool layer can map 4xx to the
 //! matching tool error and 5xx or an unreachable core-api to `dependency_unavailable`.
+//!
+//! With a [`SigV4Signer`] ([`CoreApi::with_signer`], `KOSHA_CORE_API_AUTH=iam`) every request
+//! is signed just before it is sent, so core-api can sit behind an IAM-authenticated Function
+//! URL. The base URL may end with `/` (the template's `FunctionUrl` output does): it is
+//! trimmed, so paths never start with `//`.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use kosha_resilience::classify::{Classify, ErrorClass};
@@ -13,6 +19,7 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
+use crate::backends::sigv4::{SigV4Signer, SignError};
 use crate::tools::types::{ArticleHit, Transaction};
 
 /// Why a core-api call failed.
@@ -41,6 +48,9 @@ pub enum CoreApiError {
     /// The response was not the JSON we expected.
     #[error("core-api sent an unexpected response")]
     Decode,
+    /// The request could not be signed (no AWS credentials in time): it was never sent.
+    #[error("core-api request not signed: {0}")]
+    Signing(#[from] SignError),
 }
 
 /// Who is calling and by when the answer is needed; sent with every request.
@@ -102,6 +112,7 @@ struct TransactionEnvelope {
 pub struct CoreApi {
     http: Client,
     base: String,
+    signer: Option<Arc<SigV4Signer>>,
 }
 
 impl CoreApi {
@@ -117,7 +128,21 @@ impl CoreApi {
         Ok(Self {
             http,
             base: base_url.trim_end_matches('/').to_owned(),
+            signer: None,
         })
+    }
+
+    /// The same client, signing every request with `signer` (SigV4 for an IAM-authenticated
+    /// Function URL).
+    #[must_use]
+    pub fn with_signer(mut self, signer: Arc<SigV4Signer>) -> Self {
+        self.signer = Some(signer);
+        self
+    }
+
+    /// The full URL of `path` (`/v1/...`) on this client's core-api.
+    pub fn url(&self, path: &str) -> String {
+        format!("{}{}", self.base, path)
     }
 
     /// `GET /v1/transactions/{id}`.
@@ -182,7 +207,7 @@ impl CoreApi {
     ) -> Result<T, CoreApiError> {
         let mut req = self
             .http
-            .request(method, format!("{}{}", self.base, path))
+            .request(method, self.url(path))
             .timeout(meta.timeout);
         if let Some(q) = query {
             req = req.query(q);
@@ -196,7 +221,11 @@ impl CoreApi {
         if let Some(d) = &meta.deadline_header {
             req = req.header("x-request-deadline", d);
         }
-        let resp = req.send().await.map_err(transport_error)?;
+        let mut request = req.build().map_err(transport_error)?;
+        if let Some(signer) = &self.signer {
+            signer.sign(&mut request, meta.timeout).await?;
+        }
+        let resp = self.http.execute(request).await.map_err(transport_error)?;
         let status = resp.status();
         if status.is_success() {
             return resp.json::<T>().await.map_err(|e| {
@@ -246,7 +275,9 @@ impl Classify for CoreApiError {
                 retry_after: *retry_after,
             },
             Self::Status { .. } => ErrorClass::Caller,
-            Self::Connect => ErrorClass::Connect,
+            // The call was not made; another attempt may find credentials (a transient
+            // credential-source failure), and a breaker should count it like an outage.
+            Self::Connect | Self::Signing(_) => ErrorClass::Connect,
             Self::Timeout => ErrorClass::Timeout,
             Self::Decode => ErrorClass::Fatal,
         }

@@ -2,3 +2,4 @@
 //! nothing about tools or MCP.
 
 pub mod core_api;
+pub mod sigv4;

@@ -189,12 +189,13 @@ fn map_core_api_error(e: CoreApiError) -> ToolError {
                 ToolError::Internal
             }
         },
-        CoreApiError::Connect | CoreApiError::Timeout | CoreApiError::Decode => {
-            ToolError::DependencyUnavailable {
-                dependency: DEP,
-                retry_after_s: None,
-            }
-        }
+        CoreApiError::Connect
+        | CoreApiError::Timeout
+        | CoreApiError::Decode
+        | CoreApiError::Signing(_) => ToolError::DependencyUnavailable {
+            dependency: DEP,
+            retry_after_s: None,
+        },
     }
 }
 
