@@ -73,11 +73,14 @@ def main() -> int:
         statuses: dict[int, int] = {}
         start = time.monotonic()
         sent = 0
+        tool_errors = 0
         for sent in range(1, args.requests + 1):
             conn.request(args.method, args.path, body=body, headers=headers)
             response = conn.getresponse()
-            response.read()
+            answer = response.read()
             statuses[response.status] = statuses.get(response.status, 0) + 1
+            # an MCP tool error rides in a 200: count them so a run of failures is visible
+            tool_errors += b'"isError":true' in answer
             if time.monotonic() - start > args.max_seconds:
                 break
         elapsed = time.monotonic() - start
@@ -88,6 +91,7 @@ def main() -> int:
             elif line.startswith("VmRSS:"):
                 rss = int(line.split()[1])
         print(json.dumps({"requests": sent, "seconds": round(elapsed, 1), "statuses": statuses,
+                          "tool_errors": tool_errors,
                           "peak_rss_kb": hwm, "rss_kb": rss,
                           "target_ok": hwm is not None and hwm <= 30 * 1024}))
         return 0 if sent == args.requests else 1
