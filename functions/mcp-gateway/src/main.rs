@@ -40,11 +40,15 @@ async fn main() -> ExitCode {
     ));
     let overrides =
         kosha_state::DynamoOverrides::new(table, kosha_state::OverrideSettings::default(), clock);
-    // One read at start-up so the first requests see overrides already in force; a failure
-    // here only means "none known yet" (SPEC §10: DynamoDB down affects metrics only).
-    if let Err(e) = overrides.refresh_now().await {
-        tracing::warn!(error = %e, "breaker overrides not readable at start-up");
-    }
+    // First read in the background: init never waits on DynamoDB (unreachable, it would add
+    // the 1 s read timeout to every cold start), and the first requests usually find it done.
+    // A failure only means "none known yet" (SPEC §10: DynamoDB down affects metrics only).
+    let first_read = overrides.clone();
+    tokio::spawn(async move {
+        if let Err(e) = first_read.refresh_now().await {
+            tracing::warn!(error = %e, "breaker overrides not readable at start-up");
+        }
+    });
     let verifier = match kosha_auth::Verifier::new(config.auth.clone()) {
         Ok(v) => v,
         Err(e) => {
