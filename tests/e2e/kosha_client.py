@@ -42,3 +42,18 @@ async def session(url: str, token: str | None = None, headers: dict[str, str] | 
             async with ClientSession(read, write) as s:
                 await s.initialize()
                 yield s
+
+
+def emf_total(log: Path, metric: str, **dimensions: str) -> float:
+    """Sum of `metric` over the CloudWatch EMF documents in a function's log whose dimensions
+    match `dimensions` (SPEC §12: metrics are EMF lines on stdout)."""
+    import json
+
+    total = 0.0
+    for line in log.read_text().splitlines():
+        if '"_aws"' not in line:
+            continue
+        doc = json.loads(line)
+        if metric in doc and all(doc.get(k) == v for k, v in dimensions.items()):
+            total += float(doc[metric])
+    return total

@@ -14,7 +14,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from kosha_client import session
+from kosha_client import emf_total, session
 
 pytestmark = pytest.mark.anyio
 ROOT = Path(__file__).resolve().parents[2]
@@ -52,6 +52,12 @@ async def test_breaker_opens_fails_fast_and_recovers(gateway_url, agent_token, s
             err = fast.structured_content["error"]
             assert err["code"] == "dependency_unavailable" and err["retry_after_s"] >= 1
             assert time.monotonic() - started < 1.0
+            # The open breaker's rejections are counted as shed load and the state as a gauge.
+            log = Path(stack["KOSHA_DEV_DIR"]) / "logs" / "mcp-gateway.log"
+            until = time.monotonic() + 5
+            while time.monotonic() < until and emf_total(log, "shed", reason="breaker_open") < 1:
+                time.sleep(0.2)
+            assert emf_total(log, "shed", reason="breaker_open") >= 1
         finally:
             dev("start", "core-api")
         base = stack["KOSHA_CORE_API_URL"]

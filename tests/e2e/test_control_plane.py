@@ -13,7 +13,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from kosha_client import session
+from kosha_client import emf_total, session
 from test_auth import mint
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -48,7 +48,7 @@ def test_tools_call_spends_from_the_dynamodb_bucket(gateway_url, stack):
     ddb = boto3.client("dynamodb", endpoint_url=stack["AWS_ENDPOINT_URL"], region_name=stack["AWS_REGION"],
                        aws_access_key_id="test", aws_secret_access_key="test")
     item = ddb.get_item(TableName=stack["KOSHA_STATE_TABLE"], Key={"pk": {"S": "rl#kosha-e2e-limited"}})["Item"]
-    capacity = float(os.environ.get("KOSHA_RATE_CAPACITY", "20"))
+    capacity = float(stack["KOSHA_RATE_CAPACITY"])
     assert float(item["tokens"]["N"]) <= capacity - 1  # the last call took a token
     assert abs(int(item["updated_at"]["N"]) / 1000 - time.time()) < 30
     assert int(item["expires_at"]["N"]) >= int(before) + 3600 - 5
@@ -99,17 +99,6 @@ def test_unknown_dependency_is_refused_with_exit_2(stack):
     assert r.stderr.strip() and len(r.stderr.strip().splitlines()) == 1
 
 
-def emf_fail_open_count(log: Path) -> int:
-    total = 0
-    for line in log.read_text().splitlines():
-        if '"_aws"' not in line:
-            continue
-        doc = json.loads(line)
-        if doc.get("decision") == "fail_open":
-            total += int(doc.get("rate_limit", 0))
-    return total
-
-
 def test_state_table_down_fails_open_and_is_counted(gateway_url, agent_token, stack):
     dev_dir = stack["KOSHA_DEV_DIR"]
     log = Path(dev_dir) / "logs" / "mcp-gateway.log"
@@ -121,9 +110,9 @@ def test_state_table_down_fails_open_and_is_counted(gateway_url, agent_token, st
             assert r.status_code == 200
             assert r.json()["result"].get("isError") is not True
         deadline = time.monotonic() + 10
-        while time.monotonic() < deadline and emf_fail_open_count(log) < 5:
+        while time.monotonic() < deadline and emf_total(log, "rate_limit", decision="fail_open") < 5:
             time.sleep(0.2)
-        assert emf_fail_open_count(log) >= 5
+        assert emf_total(log, "rate_limit", decision="fail_open") >= 5
     finally:
         subprocess.run([str(ROOT / "scripts" / "moto"), "start"], env=env, check=True, capture_output=True)
         boot = ops(stack, "bootstrap")

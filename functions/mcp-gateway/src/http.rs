@@ -145,6 +145,7 @@ async fn guard(State(edge): State<Arc<Edge>>, req: Request, next: Next) -> Respo
     let prior = edge.in_flight.fetch_add(1, Ordering::AcqRel);
     let _slot = Slot(&edge.in_flight);
     if prior >= config.max_in_flight {
+        metrics::counter!("shed", "reason" => "in_flight").increment(1);
         let mut resp = rpc_error(
             StatusCode::SERVICE_UNAVAILABLE,
             Value::Null,

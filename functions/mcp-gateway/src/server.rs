@@ -122,6 +122,8 @@ impl ServerHandler for McpServer {
             deadline,
         };
         if call.remaining() < spec.min_budget {
+            metrics::counter!("shed", "reason" => "min_budget").increment(1);
+            metrics::counter!("deadline_exceeded", "hop" => "gateway").increment(1);
             return Ok(ToolError::DeadlineExceeded { dependency: None }
                 .into_result()
                 .into());

@@ -142,14 +142,20 @@ fn map_policy_error(e: PolicyError<CoreApiError>, dependency: &'static str) -> T
             dependency: Some(dependency),
             retry_after_s: Some(1),
         },
-        PolicyError::CircuitOpen { retry_after } => ToolError::DependencyUnavailable {
-            dependency,
-            retry_after_s: Some(ceil_secs(retry_after).max(1)),
-        },
-        PolicyError::ForcedOpen { retry_after, .. } => ToolError::DependencyUnavailable {
-            dependency,
-            retry_after_s: Some(ceil_secs(retry_after.unwrap_or(FORCED_OPEN_RETRY)).max(1)),
-        },
+        PolicyError::CircuitOpen { retry_after } => {
+            metrics::counter!("shed", "reason" => "breaker_open").increment(1);
+            ToolError::DependencyUnavailable {
+                dependency,
+                retry_after_s: Some(ceil_secs(retry_after).max(1)),
+            }
+        }
+        PolicyError::ForcedOpen { retry_after, .. } => {
+            metrics::counter!("shed", "reason" => "forced_open").increment(1);
+            ToolError::DependencyUnavailable {
+                dependency,
+                retry_after_s: Some(ceil_secs(retry_after.unwrap_or(FORCED_OPEN_RETRY)).max(1)),
+            }
+        }
         PolicyError::AttemptTimeout => ToolError::DependencyUnavailable {
             dependency,
             retry_after_s: None,

@@ -63,6 +63,14 @@ pub async fn call(call: &Call<'_>, args: Args) -> Result<Output, ToolError> {
             async move { call.gateway.core_api.search(&meta, query, top_k).await }
         })
         .await?;
+    if answer.degraded {
+        let reason = answer
+            .degraded_reason
+            .clone()
+            .unwrap_or_else(|| "unknown".to_owned());
+        metrics::counter!("degraded", "tool" => "search_knowledge_base", "reason" => reason)
+            .increment(1);
+    }
     Ok(Output {
         results: answer.results,
         degraded: answer.degraded,
