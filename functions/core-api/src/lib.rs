@@ -17,3 +17,4 @@ pub mod deadline;
 pub mod error;
 pub mod ids;
 pub mod routes;
+pub mod secret_url;

@@ -16,13 +16,25 @@ async fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let config = match Config::from_env() {
+    let mut config = match Config::from_env() {
         Ok(config) => config,
         Err(e) => {
             eprintln!("core-api: {e}");
             return ExitCode::from(2);
         }
     };
+    // Deployed: the URL lives in Secrets Manager (SPEC §13); it replaces DATABASE_URL.
+    if let Some(arn) = kosha_runtime::config::var("DATABASE_URL_SECRET_ARN") {
+        let sdk = kosha_runtime::aws::sdk_config().await;
+        let client = aws_sdk_secretsmanager::Client::new(&sdk);
+        match core_api::secret_url::fetch(&client, &arn).await {
+            Ok(url) => config.database_url = url,
+            Err(e) => {
+                eprintln!("core-api: {e}");
+                return ExitCode::FAILURE;
+            }
+        }
+    }
     match cli::run(command, &config).await {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {

@@ -1,0 +1,115 @@
+//! `DATABASE_URL` from AWS Secrets Manager (SPEC §13: the template passes
+//! `DATABASE_URL_SECRET_ARN`, never the URL itself). Read once at start-up, before the pool is
+//! built; the value is never logged.
+//!
+//! The secret's `SecretString` is either a PostgreSQL URL (`postgres://user:pass@host/db`) or
+//! the JSON an RDS-managed secret holds (`{"username", "password", "host", "port"?,
+//! "dbname"?}`), from which the URL is built with the user and password percent-encoded.
+
+use serde::Deserialize;
+
+/// Why the database URL could not be read from the secret.
+#[derive(Debug, thiserror::Error)]
+pub enum SecretUrlError {
+    /// Secrets Manager did not answer or refused (the SDK's message; it holds no secret).
+    #[error("cannot read the database secret: {0}")]
+    Fetch(String),
+    /// The secret has no `SecretString`, or it is neither a URL nor RDS-style JSON.
+    #[error("the database secret is not a postgres URL or RDS-style JSON ({0})")]
+    Format(&'static str),
+}
+
+#[derive(Deserialize)]
+struct RdsSecret {
+    username: String,
+    password: String,
+    host: String,
+    #[serde(default)]
+    port: Option<u16>,
+    #[serde(default)]
+    dbname: Option<String>,
+}
+
+/// The PostgreSQL URL a secret string stands for.
+///
+/// # Errors
+/// [`SecretUrlError::Format`] when it is neither form.
+pub fn database_url(secret_string: &str) -> Result<String, SecretUrlError> {
+    let s = secret_string.trim();
+    if s.starts_with("postgres://") || s.starts_with("postgresql://") {
+        return Ok(s.to_owned());
+    }
+    let rds: RdsSecret =
+        serde_json::from_str(s).map_err(|_| SecretUrlError::Format("unparseable"))?;
+    let mut url = url::Url::parse("postgres://placeholder/")
+        .map_err(|_| SecretUrlError::Format("internal"))?;
+    url.set_host(Some(&rds.host))
+        .map_err(|_| SecretUrlError::Format("bad host"))?;
+    url.set_port(Some(rds.port.unwrap_or(5432)))
+        .map_err(|()| SecretUrlError::Format("bad port"))?;
+    url.set_username(&rds.username)
+        .map_err(|()| SecretUrlError::Format("bad username"))?;
+    url.set_password(Some(&rds.password))
+        .map_err(|()| SecretUrlError::Format("bad password"))?;
+    url.set_path(rds.dbname.as_deref().unwrap_or("postgres"));
+    Ok(url.to_string())
+}
+
+/// Reads `arn` from Secrets Manager and returns the database URL it holds.
+///
+/// # Errors
+/// [`SecretUrlError`].
+pub async fn fetch(
+    client: &aws_sdk_secretsmanager::Client,
+    arn: &str,
+) -> Result<String, SecretUrlError> {
+    let out = client
+        .get_secret_value()
+        .secret_id(arn)
+        .send()
+        .await
+        .map_err(|e| {
+            SecretUrlError::Fetch(aws_sdk_secretsmanager::error::DisplayErrorContext(e).to_string())
+        })?;
+    let secret = out
+        .secret_string()
+        .ok_or(SecretUrlError::Format("no SecretString"))?;
+    database_url(secret)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_url_is_taken_as_it_is() {
+        let u = "postgres://app:s3cret@db.internal:5432/kosha";
+        assert_eq!(database_url(u).unwrap(), u);
+    }
+
+    #[test]
+    fn rds_json_becomes_a_url_with_escaped_credentials() {
+        let json = r#"{"username":"app","password":"p@ss/w:rd?#","host":"db.example.eu-west-1.rds.amazonaws.com","port":6543,"dbname":"kosha","engine":"postgres"}"#;
+        let url = database_url(json).unwrap();
+        assert_eq!(
+            url,
+            "postgres://app:p%40ss%2Fw%3Ard%3F%23@db.example.eu-west-1.rds.amazonaws.com:6543/kosha"
+        );
+        let parsed = url::Url::parse(&url).unwrap();
+        assert_eq!(parsed.password(), Some("p%40ss%2Fw%3Ard%3F%23"));
+    }
+
+    #[test]
+    fn defaults_port_and_database() {
+        let url = database_url(r#"{"username":"u","password":"p","host":"h"}"#).unwrap();
+        assert_eq!(url, "postgres://u:p@h:5432/postgres");
+    }
+
+    #[test]
+    fn anything_else_is_refused_without_echoing_it() {
+        for bad in ["hunter2", "{\"password\":\"hunter2\"}", ""] {
+            let e = database_url(bad).unwrap_err().to_string();
+            assert!(!e.contains("hunter2"), "{e}");
+        }
+    }
+}
