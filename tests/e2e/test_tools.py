@@ -75,6 +75,8 @@ async def test_seed_data_is_real(gateway_url, agent_token):
         txn = (await s.call_tool("get_transaction", {"transaction_id": "txn_000001"})).structured_content
         kb = (await s.call_tool("search_knowledge_base", {"query": "chargeback", "top_k": 5})).structured_content
         page = (await s.call_tool("list_transactions", {"account_id": "acc_0001", "limit": 100})).structured_content
+    for result in (txn, kb, page):
+        assert "error" not in result, result
     t = txn["transaction"]
     assert t["transaction_id"] == "txn_000001"
     assert t["account_id"].startswith("acc_") and isinstance(t["amount_minor"], int)

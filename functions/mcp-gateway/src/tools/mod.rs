@@ -246,5 +246,9 @@ pub async fn dispatch(
         }
     }
     .await;
-    result.unwrap_or_else(ToolError::into_result)
+    result.unwrap_or_else(|e| {
+        // The code only: messages may quote the caller's input.
+        tracing::warn!(tool = name, code = e.code(), "tool error");
+        e.into_result()
+    })
 }
