@@ -7,7 +7,8 @@ not a test. For each binary it:
 - init: starts the process with AWS_LAMBDA_RUNTIME_API pointing at this emulator and measures
   the time from just before spawn to its first `GET /2018-06-01/runtime/invocation/next`
   (= ready for the first event), serves one event, checks the response, kills the process;
-  repeated --runs times, reports min/median/max in ms;
+  repeated --runs times, reports min/median/max in ms, and the median time from spawn to the
+  first event's response (init + first invocation: the whole cold start the caller sees);
 - rss (--rss-events N): serves N events to one process, then reads its peak RSS (VmHWM).
 
 The emulator is in-process (stdlib http.server) rather than `cargo lambda watch`, whose own
@@ -41,6 +42,7 @@ class Emulator:
         self.event = event
         self.remaining = events
         self.first_next: float | None = None
+        self.first_response: float | None = None
         self.responses: list[bytes] = []
         self.errors: list[bytes] = []
         self.cond = threading.Condition()
@@ -88,7 +90,10 @@ class Emulator:
             def do_POST(self):  # noqa: N802
                 length = int(self.headers.get("Content-Length") or 0)
                 body = self.rfile.read(length) if length else b""
+                now = time.perf_counter()
                 with emulator.cond:
+                    if emulator.first_response is None:
+                        emulator.first_response = now
                     if self.path.endswith("/response"):
                         emulator.responses.append(body)
                     else:
@@ -153,7 +158,8 @@ def status_of(response: bytes) -> int | None:
 
 
 def one_run(binary: str, event: bytes, events: int, extra: dict[str, str]):
-    """(init seconds or None, status of the last response, peak RSS kB or None, note)."""
+    """(init s or None, first response s or None, status of the last response, peak RSS kB or
+    None, note); times are from just before spawn."""
     emulator = Emulator(event, events)
     start = time.perf_counter()
     proc = subprocess.Popen([binary], env=lambda_env(emulator.address, extra),
@@ -165,6 +171,7 @@ def one_run(binary: str, event: bytes, events: int, extra: dict[str, str]):
             if proc.poll() is not None:
                 break
         init = None if emulator.first_next is None else emulator.first_next - start
+        first = None if emulator.first_response is None else emulator.first_response - start
         hwm = None
         try:
             for line in Path(f"/proc/{proc.pid}/status").read_text().splitlines():
@@ -177,7 +184,7 @@ def one_run(binary: str, event: bytes, events: int, extra: dict[str, str]):
             err = (proc.stderr.read() if proc.stderr else b"").decode(errors="replace")
             note = f"exited with {proc.returncode} before serving {events} event(s) {err[-200:]}"
         last = emulator.responses[-1] if emulator.responses else b""
-        return init, status_of(last), hwm, note
+        return init, first, status_of(last), hwm, note
     finally:
         if proc.poll() is None:
             proc.kill()
@@ -200,21 +207,23 @@ def main() -> int:
     results = {}
     for spec in args.binaries:
         name, _, path = spec.partition("=")
-        inits, statuses, notes = [], set(), set()
+        inits, firsts, statuses, notes = [], [], set(), set()
         for _ in range(args.runs):
-            init, status, _hwm, note = one_run(path, event, 1, extra)
-            if init is not None and not note:
+            init, first, status, _hwm, note = one_run(path, event, 1, extra)
+            if init is not None and first is not None and not note:
                 inits.append(init * 1000)
+                firsts.append(first * 1000)
             statuses.add(status)
             if note:
                 notes.add(note)
         row = {"runs": args.runs, "ok": len(inits), "statuses": sorted(map(str, statuses))}
         if inits:
             row.update(init_ms_min=round(min(inits), 2), init_ms_median=round(
-                statistics.median(inits), 2), init_ms_max=round(max(inits), 2))
+                statistics.median(inits), 2), init_ms_max=round(max(inits), 2),
+                first_response_ms_median=round(statistics.median(firsts), 2))
         if args.rss_events:
             t0 = time.perf_counter()
-            _init, status, hwm, note = one_run(path, event, args.rss_events, extra)
+            _init, _first, status, hwm, note = one_run(path, event, args.rss_events, extra)
             row.update(rss_events=args.rss_events, peak_rss_kb=hwm, last_status=status,
                        rss_seconds=round(time.perf_counter() - t0, 1))
             if note:

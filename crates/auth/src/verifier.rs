@@ -24,7 +24,7 @@ use jsonwebtoken::{Algorithm, Validation};
 
 use crate::bearer::{self, Extracted, Shape};
 use crate::config::{JwksSource, VerifierConfig};
-use crate::error::{AuthError, ConfigError};
+use crate::error::AuthError;
 use crate::jwks::{CacheTiming, FileJwksFetcher, HttpJwksFetcher, JwksFetcher, KeyCache, KeyMiss};
 use crate::principal::{Principal, Role};
 
@@ -102,14 +102,15 @@ impl Reason {
 }
 
 impl Verifier {
-    /// A verifier fetching keys from `config.jwks` (HTTP client or file), with the SPEC §5
-    /// cache timing. Errors only if the HTTP client cannot be built.
-    pub fn new(config: VerifierConfig) -> Result<Self, ConfigError> {
+    /// A verifier fetching keys from `config.jwks` (over `http` for an `https://` URL, or
+    /// from a file), with the SPEC §5 cache timing. `http` is the process's shared client
+    /// (`kosha_runtime::tls::http_client`); it is not used for a file.
+    pub fn new(config: VerifierConfig, http: reqwest::Client) -> Self {
         let fetcher: Arc<dyn JwksFetcher> = match &config.jwks {
-            JwksSource::Http(url) => Arc::new(HttpJwksFetcher::new(url.clone())?),
+            JwksSource::Http(url) => Arc::new(HttpJwksFetcher::new(url.clone(), http)),
             JwksSource::File(path) => Arc::new(FileJwksFetcher::new(path.clone())),
         };
-        Ok(Self::with_fetcher(config, fetcher, CacheTiming::default()))
+        Self::with_fetcher(config, fetcher, CacheTiming::default())
     }
 
     /// A verifier with an explicit key source and cache timing (tests, custom fetchers).

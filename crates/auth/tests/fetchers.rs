@@ -33,7 +33,7 @@ async fn dev_key_files_verify_a_minted_token_through_a_file_url() {
     let issuer = "http://127.0.0.1/kosha-dev";
     let url = format!("file://{}", jwks_path.display());
     let config = VerifierConfig::new(issuer, Some(&url), ["dev-operator"], None).unwrap();
-    let verifier = Verifier::new(config).unwrap();
+    let verifier = Verifier::new(config, reqwest::Client::new());
     let claims = dev::MintClaims::new(issuer, "dev-operator", &[Role::Operator]);
     let token = dev::mint(&pem, &keys().kid, &claims).unwrap();
     let principal = verifier.verify(Some(&bearer(&token))).await.unwrap();
@@ -104,14 +104,14 @@ fn response(status: &str, body: &[u8]) -> Vec<u8> {
 async fn http_fetcher_verifies_over_loopback() {
     let url = serve(response("200 OK", keys().jwks_json.as_bytes())).await;
     let config = VerifierConfig::new(ISSUER, Some(&url), [CLIENT], None).unwrap();
-    let verifier = Verifier::new(config).unwrap();
+    let verifier = Verifier::new(config, reqwest::Client::new());
     assert!(verifier.verify(Some(&bearer(&valid_token()))).await.is_ok());
 }
 
 #[tokio::test]
 async fn http_fetcher_reports_error_statuses() {
     let url = serve(response("503 Service Unavailable", b"{}")).await;
-    let fetcher = HttpJwksFetcher::new(url.parse().unwrap()).unwrap();
+    let fetcher = HttpJwksFetcher::new(url.parse().unwrap(), reqwest::Client::new());
     assert_eq!(
         fetcher.fetch().await,
         Err(FetchError::Unavailable("status 503".into()))
@@ -121,7 +121,7 @@ async fn http_fetcher_reports_error_statuses() {
 #[tokio::test]
 async fn http_fetcher_refuses_huge_bodies() {
     let url = serve(response("200 OK", &vec![b' '; MAX_JWKS_BYTES + 1])).await;
-    let fetcher = HttpJwksFetcher::new(url.parse().unwrap()).unwrap();
+    let fetcher = HttpJwksFetcher::new(url.parse().unwrap(), reqwest::Client::new());
     assert_eq!(fetcher.fetch().await, Err(FetchError::TooLarge));
 }
 
@@ -131,7 +131,7 @@ async fn http_fetcher_connection_refused_is_an_error_not_a_panic() {
     let addr = listener.local_addr().unwrap();
     drop(listener);
     let url = format!("http://{addr}/jwks.json");
-    let fetcher = HttpJwksFetcher::new(url.parse().unwrap()).unwrap();
+    let fetcher = HttpJwksFetcher::new(url.parse().unwrap(), reqwest::Client::new());
     let result = tokio::time::timeout(Duration::from_secs(10), fetcher.fetch())
         .await
         .unwrap();

@@ -83,8 +83,7 @@ async fn keygen_then_mint_gives_a_token_the_verifier_accepts() {
 
     let jwks_url = format!("file://{}", line["jwks"].as_str().unwrap());
     let config = VerifierConfig::new(ISSUER, Some(&jwks_url), ["dev-agent"], None).unwrap();
-    let principal = Verifier::new(config)
-        .unwrap()
+    let principal = Verifier::new(config, kosha_runtime::tls::http_client().unwrap())
         .verify(Some(&format!("Bearer {token}")))
         .await
         .unwrap();

@@ -145,16 +145,23 @@ enum WriteOutcome {
 }
 
 impl DynamoRateLimiter {
-    /// A limiter on `table`'s client with SDK retries turned off (one attempt per call).
+    /// A limiter on `table`'s client with SDK retries turned off (one attempt per call): the
+    /// table's own client when it already makes one attempt
+    /// ([`StateTable::from_env_single_attempt`]), else a copy configured so.
     pub fn new(table: &StateTable, settings: RateLimitSettings, clock: Arc<dyn Clock>) -> Self {
-        let config = table
-            .client()
-            .config()
-            .to_builder()
-            .retry_config(RetryConfig::disabled())
-            .build();
+        let client = if table.is_single_attempt() {
+            table.client().clone()
+        } else {
+            let config = table
+                .client()
+                .config()
+                .to_builder()
+                .retry_config(RetryConfig::disabled())
+                .build();
+            Client::from_conf(config)
+        };
         Self {
-            client: Client::from_conf(config),
+            client,
             table: table.name().to_owned(),
             settings,
             clock,

@@ -56,6 +56,30 @@ impl StateTable {
         Self::new(Client::new(sdk), name.trim())
     }
 
+    /// As [`StateTable::from_env`], with SDK retries off: one attempt per call. For callers
+    /// that bound each call themselves and fall back on failure (the gateway's token bucket
+    /// and override reads, seed 004 §6): a retry would only spend their time budget. The
+    /// token bucket then shares this client instead of building its own
+    /// ([`crate::DynamoRateLimiter::new`]); each client costs ≈ 0.7 ms of start-up (issue 6).
+    ///
+    /// # Errors
+    /// As [`StateTable::new`].
+    pub fn from_env_single_attempt(sdk: &aws_config::SdkConfig) -> Result<Self, StateError> {
+        let sdk = sdk
+            .to_builder()
+            .retry_config(aws_sdk_dynamodb::config::retry::RetryConfig::disabled())
+            .build();
+        Self::from_env(&sdk)
+    }
+
+    /// Whether this table's client makes a single attempt per call (SDK retries off).
+    pub fn is_single_attempt(&self) -> bool {
+        self.client
+            .config()
+            .retry_config()
+            .is_some_and(|r| r.max_attempts() == 1)
+    }
+
     /// The DynamoDB client.
     pub fn client(&self) -> &Client {
         &self.client
@@ -160,5 +184,36 @@ impl StateTable {
             .await
             .map_err(|e| StateError::aws("UpdateTimeToLive", e))?;
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use aws_config::{BehaviorVersion, Region};
+
+    fn sdk() -> aws_config::SdkConfig {
+        aws_config::SdkConfig::builder()
+            .behavior_version(BehaviorVersion::latest())
+            .region(Region::new("us-east-1"))
+            .retry_config(aws_sdk_dynamodb::config::retry::RetryConfig::standard())
+            .build()
+    }
+
+    #[test]
+    fn single_attempt_table_turns_sdk_retries_off_and_the_default_keeps_them() {
+        let single = StateTable::from_env_single_attempt(&sdk()).unwrap();
+        assert!(single.is_single_attempt());
+        assert_eq!(
+            single
+                .client()
+                .config()
+                .retry_config()
+                .unwrap()
+                .max_attempts(),
+            1
+        );
+        let default = StateTable::from_env(&sdk()).unwrap();
+        assert!(!default.is_single_attempt());
     }
 }

@@ -18,7 +18,9 @@ async fn main() -> ExitCode {
         }
     };
     let sdk = kosha_runtime::aws::sdk_config().await;
-    let table = match kosha_state::StateTable::from_env(&sdk) {
+    // One DynamoDB client, single attempt, for the token bucket and the override reads: both
+    // bound each call and fall back (fail open / keep the last value), so retries only cost.
+    let table = match kosha_state::StateTable::from_env_single_attempt(&sdk) {
         Ok(t) => t,
         Err(e) => {
             tracing::error!(error = %e, "bad state table configuration");
@@ -49,13 +51,16 @@ async fn main() -> ExitCode {
             tracing::warn!(error = %e, "breaker overrides not readable at start-up");
         }
     });
-    let verifier = match kosha_auth::Verifier::new(config.auth.clone()) {
-        Ok(v) => v,
+    // One HTTPS client for core-api and the JWKS endpoint: one TLS configuration on
+    // compiled-in roots, one connection pool (crates/runtime/src/tls.rs).
+    let http = match kosha_runtime::tls::http_client() {
+        Ok(c) => c,
         Err(e) => {
-            tracing::error!(error = %e, "bad authentication configuration");
-            return ExitCode::from(2);
+            tracing::error!(error = %e, "cannot build the HTTP client");
+            return ExitCode::FAILURE;
         }
     };
+    let verifier = kosha_auth::Verifier::new(config.auth.clone(), http.clone());
     let signer = match config.core_api_auth {
         CoreApiAuth::None => None,
         CoreApiAuth::Iam => match (sdk.credentials_provider(), sdk.region()) {
@@ -70,7 +75,7 @@ async fn main() -> ExitCode {
             }
         },
     };
-    let gateway = match Gateway::new(config, verifier, Arc::new(overrides), rate_limiter) {
+    let gateway = match Gateway::new(config, http, verifier, Arc::new(overrides), rate_limiter) {
         Ok(g) => match signer {
             Some(s) => Arc::new(g.with_core_api_signer(s)),
             None => Arc::new(g),

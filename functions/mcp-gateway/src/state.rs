@@ -44,27 +44,26 @@ impl std::fmt::Debug for Gateway {
 /// Why the gateway's state could not be built.
 #[derive(Debug, thiserror::Error)]
 pub enum StartError {
-    /// The HTTP client (TLS backend) failed to initialise.
-    #[error("http client: {0}")]
-    Http(#[from] reqwest::Error),
     /// A resilience setting is invalid.
     #[error("policy: {0}")]
     Policy(#[from] kosha_resilience::config::ConfigError),
 }
 
 impl Gateway {
-    /// Builds the state from `config`; tokens are checked by `verifier`, breakers read
-    /// forced-open overrides from `overrides`, `tools/call` takes tokens from `rate_limiter`.
+    /// Builds the state from `config`; backends are called over `http` (the process's shared
+    /// client), tokens are checked by `verifier`, breakers read forced-open overrides from
+    /// `overrides`, `tools/call` takes tokens from `rate_limiter`.
     ///
     /// # Errors
-    /// [`StartError`] when a client or policy cannot be built from the configuration.
+    /// [`StartError`] when a policy cannot be built from the configuration.
     pub fn new(
         config: GatewayConfig,
+        http: reqwest::Client,
         verifier: Verifier,
         overrides: Arc<dyn OverrideSource>,
         rate_limiter: Arc<dyn RateLimiter>,
     ) -> Result<Self, StartError> {
-        let core_api = CoreApi::new(&config.core_api_url)?;
+        let core_api = CoreApi::new(&config.core_api_url, http);
         let read = PolicyConfig::from_lookup(Dependency::CoreApiRead, kosha_runtime::config::var)?;
         let core_api_read = Policy::try_new(Dependency::CoreApiRead.name(), read, overrides)?;
         Ok(Self {

@@ -65,7 +65,14 @@ fn app(core_api_url: &str, capacity: f64, max_in_flight: usize) -> axum::Router 
         public_base_url: None,
     };
     let limiter = LocalRateLimiter::new(BucketConfig::try_new(capacity, 0.001).unwrap(), now_ms);
-    let gateway = Gateway::new(config, verifier, Arc::new(NoOverrides), Arc::new(limiter)).unwrap();
+    let gateway = Gateway::new(
+        config,
+        kosha_runtime::tls::http_client().unwrap(),
+        verifier,
+        Arc::new(NoOverrides),
+        Arc::new(limiter),
+    )
+    .unwrap();
     mcp_gateway::http::router(Arc::new(gateway))
 }
 

@@ -212,9 +212,11 @@ async fn the_core_api_client_sends_signed_requests_to_a_url_ending_in_a_slash() 
             .mount(&server)
             .await;
     }
-    let client = CoreApi::new(&format!("{}/", server.uri()))
-        .unwrap()
-        .with_signer(Arc::new(signer()));
+    let client = CoreApi::new(
+        &format!("{}/", server.uri()),
+        kosha_runtime::tls::http_client().unwrap(),
+    )
+    .with_signer(Arc::new(signer()));
     client.search(&meta(), "chargeback", 3).await.unwrap();
     let query = ListQuery {
         limit: 5,

@@ -2,7 +2,8 @@
 //!
 //! A fetcher returns the document's bytes or a [`FetchError`]; it does not parse, cache or
 //! retry (the cache in `jwks::cache` decides when to call it, at most one call in flight).
-//! Bounds: HTTP connect 2 s, whole request 3 s, body at most [`MAX_JWKS_BYTES`]; anything else
+//! Bounds: the shared client's connect timeout (1 s in kosha-runtime), whole request 3 s, body
+//! at most [`MAX_JWKS_BYTES`]; anything else
 //! is an error, which the cache turns into "serve cached keys" or, with no usable keys,
 //! `invalid_token` (SPEC §10 "JWKS" row).
 
@@ -13,12 +14,9 @@ use std::time::Duration;
 
 use url::Url;
 
-use crate::error::ConfigError;
-
 /// Largest JWKS body accepted, bytes. Cognito's is about 1 KiB.
 pub const MAX_JWKS_BYTES: usize = 64 * 1024;
 
-const CONNECT_TIMEOUT: Duration = Duration::from_secs(2);
 const REQUEST_TIMEOUT: Duration = Duration::from_secs(3);
 
 /// The future a [`JwksFetcher`] returns.
@@ -49,17 +47,10 @@ pub struct HttpJwksFetcher {
 }
 
 impl HttpJwksFetcher {
-    /// A fetcher for `url` with its own client (2 s connect, 3 s total timeouts).
-    pub fn new(url: Url) -> Result<Self, ConfigError> {
-        let client = reqwest::Client::builder()
-            .connect_timeout(CONNECT_TIMEOUT)
-            .timeout(REQUEST_TIMEOUT)
-            .build()
-            .map_err(|e| ConfigError::Invalid {
-                name: "KOSHA_JWKS_URL",
-                reason: e.to_string(),
-            })?;
-        Ok(Self { client, url })
+    /// A fetcher for `url` on `client` (the process's shared client, which holds the TLS
+    /// policy and connect timeout); each fetch is bounded to 3 s in all.
+    pub fn new(url: Url, client: reqwest::Client) -> Self {
+        Self { client, url }
     }
 
     async fn get(&self) -> Result<Vec<u8>, FetchError> {
@@ -67,6 +58,7 @@ impl HttpJwksFetcher {
         let mut response = self
             .client
             .get(self.url.clone())
+            .timeout(REQUEST_TIMEOUT)
             .send()
             .await
             .map_err(unavailable)?;

@@ -116,20 +116,15 @@ pub struct CoreApi {
 }
 
 impl CoreApi {
-    /// A client for `base_url` (`http://127.0.0.1:8081`, no trailing slash needed).
-    ///
-    /// # Errors
-    /// When the TLS backend cannot be initialised.
-    pub fn new(base_url: &str) -> Result<Self, reqwest::Error> {
-        let http = Client::builder()
-            .connect_timeout(Duration::from_secs(1))
-            .pool_idle_timeout(Duration::from_secs(30))
-            .build()?;
-        Ok(Self {
+    /// A client for `base_url` (`http://127.0.0.1:8081`, no trailing slash needed) over `http`,
+    /// the process's shared client (`kosha_runtime::tls::http_client`: TLS policy, 1 s
+    /// connect timeout, idle pool); each call's total time is bounded by [`CallMeta::timeout`].
+    pub fn new(base_url: &str, http: Client) -> Self {
+        Self {
             http,
             base: base_url.trim_end_matches('/').to_owned(),
             signer: None,
-        })
+        }
     }
 
     /// The same client, signing every request with `signer` (SigV4 for an IAM-authenticated

@@ -1,0 +1,156 @@
+//! Outbound HTTPS for every Kosha binary: one TLS trust policy, one reqwest client.
+//!
+//! Trusted roots are Mozilla's root program, compiled in (the `webpki-root-certs` crate), not
+//! the host's certificate store. Reading the store costs a
+//! cold start a file per root: on a Debian host, two native stores (the AWS SDK's and
+//! reqwest's) took ≈ 10 ms of the gateway's 14 ms init against 3 ms for a hello-world
+//! `lambda_http` binary (issue 6; docs/benchmarks.md, "Why init missed 1.5 ×"). Every endpoint
+//! Kosha calls — AWS APIs, Lambda Function URLs, Cognito's JWKS, public embeddings APIs —
+//! chains to a root in that program. A private CA is not supported.
+//!
+//! - [`client_config`]: the rustls client configuration (aws-lc-rs, TLS 1.2 and 1.3,
+//!   ALPN h2 then http/1.1).
+//! - [`http_client`]: a reqwest client on it, for every HTTP dependency of a process.
+//! - [`sdk_http_client`]: the AWS SDK's HTTP client on the same roots ([`crate::aws`]).
+
+use std::sync::{Arc, LazyLock};
+use std::time::Duration;
+
+use aws_smithy_http_client::tls::{self, TlsContext, TrustStore, rustls_provider::CryptoMode};
+use aws_smithy_runtime_api::client::http::SharedHttpClient;
+use base64::Engine as _;
+
+/// Connect timeout of [`http_client`]: a TCP + TLS handshake to a healthy endpoint in the same
+/// region takes a few ms; one that takes a second is treated as unreachable.
+pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(1);
+
+/// Idle keep-alive connections are closed after this long (below the 60 s idle timeout of
+/// Lambda Function URLs and ALBs, so a pooled connection is not reset under a request).
+pub const POOL_IDLE_TIMEOUT: Duration = Duration::from_secs(30);
+
+static CLIENT_CONFIG: LazyLock<Arc<rustls::ClientConfig>> = LazyLock::new(|| {
+    let mut roots = rustls::RootCertStore::empty();
+    let (_added, ignored) =
+        roots.add_parsable_certificates(webpki_root_certs::TLS_SERVER_ROOT_CERTS.iter().cloned());
+    if ignored > 0 {
+        tracing::warn!(ignored, "compiled-in root certificates rustls cannot use");
+    }
+    let mut config = rustls::ClientConfig::builder_with_provider(Arc::new(
+        rustls::crypto::aws_lc_rs::default_provider(),
+    ))
+    .with_safe_default_protocol_versions()
+    // The aws-lc-rs provider supports the safe default versions; a failure here is a build
+    // misconfiguration, seen on the first start of any test.
+    .unwrap_or_else(|e| unreachable!("aws-lc-rs supports TLS 1.2 and 1.3: {e}"))
+    .with_root_certificates(roots)
+    .with_no_client_auth();
+    config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
+    Arc::new(config)
+});
+
+/// The process's rustls client configuration, built on first use (no file is read: the
+/// root certificates are compiled in).
+pub fn client_config() -> Arc<rustls::ClientConfig> {
+    Arc::clone(&CLIENT_CONFIG)
+}
+
+/// A reqwest client on [`client_config`]: [`CONNECT_TIMEOUT`], [`POOL_IDLE_TIMEOUT`], no total
+/// timeout (callers set one per request from their deadline). Share one per process: clones
+/// share the connection pool.
+///
+/// # Errors
+/// When reqwest cannot build its connector (not expected with a prebuilt rustls config).
+pub fn http_client() -> Result<reqwest::Client, reqwest::Error> {
+    reqwest::Client::builder()
+        .tls_backend_preconfigured(rustls::ClientConfig::clone(&CLIENT_CONFIG))
+        .connect_timeout(CONNECT_TIMEOUT)
+        .pool_idle_timeout(POOL_IDLE_TIMEOUT)
+        .build()
+}
+
+/// The AWS SDK's HTTP client (hyper + rustls, aws-lc-rs) trusting the same roots instead of
+/// the host's store. The SDK takes its roots as PEM, so the compiled-in certificates are
+/// encoded once here; it parses them when it builds its connector (first request).
+pub fn sdk_http_client() -> SharedHttpClient {
+    let store = TrustStore::empty()
+        .with_native_roots(false)
+        .with_pem_certificate(roots_pem());
+    let context = TlsContext::builder().with_trust_store(store).build();
+    let builder = aws_smithy_http_client::Builder::new()
+        .tls_provider(tls::Provider::Rustls(CryptoMode::AwsLc));
+    match context {
+        Ok(context) => builder.tls_context(context).build_https(),
+        // Building a context from a trust store cannot fail today; should it ever, the SDK's
+        // default (the host's roots) is the safe fallback rather than no AWS at all.
+        Err(e) => {
+            tracing::warn!(error = %e, "compiled-in roots refused; AWS SDK uses the host's roots");
+            builder.build_https()
+        }
+    }
+}
+
+/// Mozilla's roots as one PEM bundle.
+fn roots_pem() -> Vec<u8> {
+    let b64 = base64::engine::general_purpose::STANDARD;
+    let mut pem = Vec::with_capacity(webpki_root_certs::TLS_SERVER_ROOT_CERTS.len() * 2048);
+    for cert in webpki_root_certs::TLS_SERVER_ROOT_CERTS {
+        pem.extend_from_slice(b"-----BEGIN CERTIFICATE-----\n");
+        let encoded = b64.encode(cert.as_ref());
+        for line in encoded.as_bytes().chunks(64) {
+            pem.extend_from_slice(line);
+            pem.push(b'\n');
+        }
+        pem.extend_from_slice(b"-----END CERTIFICATE-----\n");
+    }
+    pem
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rustls::pki_types::CertificateDer;
+    use rustls::pki_types::pem::PemObject;
+
+    #[test]
+    fn pem_bundle_holds_every_compiled_in_root_exactly() {
+        let pem = roots_pem();
+        let parsed: Vec<CertificateDer<'static>> = CertificateDer::pem_slice_iter(&pem)
+            .collect::<Result<_, _>>()
+            .unwrap();
+        assert_eq!(parsed.len(), webpki_root_certs::TLS_SERVER_ROOT_CERTS.len());
+        assert!(
+            parsed.len() > 100,
+            "Mozilla's program has well over 100 roots"
+        );
+        for (got, want) in parsed.iter().zip(webpki_root_certs::TLS_SERVER_ROOT_CERTS) {
+            assert_eq!(got.as_ref(), want.as_ref());
+        }
+    }
+
+    #[test]
+    fn every_pem_root_is_a_usable_trust_anchor() {
+        // The SDK adds each PEM certificate with `RootCertStore::add`, which panics on its side
+        // for an unparsable one (aws-smithy-http-client `expect("cert parsable")`).
+        let mut store = rustls::RootCertStore::empty();
+        for cert in CertificateDer::pem_slice_iter(&roots_pem()) {
+            store.add(cert.unwrap()).unwrap();
+        }
+        assert_eq!(store.len(), webpki_root_certs::TLS_SERVER_ROOT_CERTS.len());
+    }
+
+    #[test]
+    fn client_config_is_built_once_and_offers_h2() {
+        let config = client_config();
+        assert_eq!(
+            config.alpn_protocols,
+            vec![b"h2".to_vec(), b"http/1.1".to_vec()]
+        );
+        assert!(Arc::ptr_eq(&config, &client_config()), "built once");
+    }
+
+    #[tokio::test]
+    async fn http_client_builds_on_the_shared_config() {
+        // reqwest refuses a preconfigured TLS value of another rustls version at build().
+        http_client().unwrap();
+    }
+}
