@@ -48,6 +48,60 @@ def test_unsupported_protocol_version_header_is_400(client, gateway_url):
     r = client.post(gateway_url, json={"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
                     headers={"mcp-protocol-version": "1999-01-01"})
     assert r.status_code == 400
+    assert r.headers["content-type"].startswith("application/json")
+    assert r.json()["id"] is None and r.json()["error"]["code"] == -32600
+
+
+@pytest.mark.parametrize(("header", "value", "status"), [
+    ("accept", "application/json", 406),
+    ("content-type", "text/plain", 415),
+])
+def test_transport_refusals_are_json_rpc_errors(client, gateway_url, header, value, status):
+    r = client.post(gateway_url, content=b'{"jsonrpc": "2.0", "id": 3, "method": "tools/list"}',
+                    headers={header: value, "mcp-protocol-version": "2025-11-25"})
+    assert r.status_code == status
+    assert r.headers["content-type"].startswith("application/json")
+    assert r.json()["error"]["code"] == -32600
+
+
+@pytest.mark.parametrize(("body", "echo"), [
+    ({"id": 4, "method": "tools/list"}, 4),
+    ({"jsonrpc": "1.0", "id": "s", "method": "tools/list"}, "s"),
+    ({"jsonrpc": "2.0", "id": {"x": 1}, "method": "tools/list"}, None),
+    ({"jsonrpc": "2.0", "id": 5, "method": 7}, 5),
+    ({"jsonrpc": "2.0", "id": 6, "method": "tools/list", "params": "x"}, 6),
+])
+def test_envelope_that_is_not_json_rpc_is_invalid_request(client, gateway_url, body, echo):
+    r = client.post(gateway_url, json=body, headers={"mcp-protocol-version": "2025-11-25"})
+    assert r.status_code == 400
+    assert r.headers["content-type"].startswith("application/json")
+    assert r.json()["error"]["code"] == -32600 and r.json()["id"] == echo
+
+
+def test_tools_call_with_array_params_is_invalid_params(client, gateway_url):
+    r = client.post(gateway_url, json={"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": [1]},
+                    headers={"mcp-protocol-version": "2025-11-25"})
+    assert r.status_code == 400
+    assert r.json()["error"]["code"] == -32602 and r.json()["id"] == 7
+
+
+def test_json_too_big_for_serde_is_invalid_request_not_parse_error(client, gateway_url):
+    r = client.post(gateway_url, content=b'{"jsonrpc": "2.0", "id": 8, "method": "ping", "params": {"n": 1e400}}',
+                    headers={"mcp-protocol-version": "2025-11-25"})
+    assert r.status_code == 400
+    assert r.json()["error"]["code"] == -32600
+
+
+@pytest.mark.parametrize("query", ["refund\u0000", "\u001b[2J", "bell\u0007"])
+def test_control_characters_in_arguments_are_invalid_argument(client, gateway_url, query):
+    call = {"jsonrpc": "2.0", "id": 9, "method": "tools/call",
+            "params": {"name": "search_knowledge_base", "arguments": {"query": query}}}
+    r = client.post(gateway_url, json=call, headers={"mcp-protocol-version": "2025-11-25"})
+    assert r.status_code == 200
+    result = r.json()["result"]
+    assert result["isError"] is True
+    error = result["structuredContent"]["error"]
+    assert error["code"] == "invalid_argument" and error["message"].startswith("query: ")
 
 
 def test_malformed_json_is_parse_error(client, gateway_url):

@@ -36,7 +36,8 @@
 //! An item whose `expires_at` has passed is a fresh, full bucket (TTL deletion is lazy); the
 //! write is still conditional on its `updated_at`. An item with a malformed `updated_at` is
 //! overwritten unconditionally once (logged). Every decision is counted in metric
-//! `rate_limit{decision}` (SPEC §12).
+//! `rate_limit{decision}` (SPEC §12); the fail-open WARNs are logged at most once per reason
+//! per 60 s, with the number suppressed ([`warn`]).
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -55,7 +56,9 @@ use crate::attr::{self, Item, nv, sv};
 use crate::{Clock, StateError, StateTable};
 
 mod settings;
+mod warn;
 pub use settings::RateLimitSettings;
+use warn::WarnThrottle;
 
 /// Most clients cached per instance; past it the cache starts over (each client then pays
 /// one extra round trip once).
@@ -129,6 +132,7 @@ pub struct DynamoRateLimiter {
     settings: RateLimitSettings,
     clock: Arc<dyn Clock>,
     slots: Mutex<HashMap<String, Slot>>,
+    warns: WarnThrottle,
 }
 
 /// The result of the fallback charge after lost races.
@@ -166,6 +170,14 @@ impl DynamoRateLimiter {
             settings,
             clock,
             slots: Mutex::new(HashMap::new()),
+            warns: WarnThrottle::default(),
+        }
+    }
+
+    /// Logs WARN `event` for `reason` unless one was logged in the last 60 s ([`warn`]).
+    fn warn(&self, event: &'static str, reason: &'static str, error: &dyn std::fmt::Display) {
+        if let Some(suppressed) = self.warns.admit(reason, self.clock.now_ms()) {
+            tracing::warn!(event, reason, error = %error, suppressed);
         }
     }
 
@@ -193,6 +205,7 @@ impl DynamoRateLimiter {
         let slot = self.slot(client_id);
         let Ok(mut cached) = tokio::time::timeout(self.settings.call_timeout, slot.lock()).await
         else {
+            self.warn("rate_limit_fail_open", "turn_timeout", &"timeout");
             return RateDecision::FailOpen;
         };
         let mut seen = cached.unwrap_or(Seen::UNKNOWN);
@@ -222,11 +235,11 @@ impl DynamoRateLimiter {
                     *cached = Some(seen);
                 }
                 Ok(Err(err)) => {
-                    tracing::warn!(event = "rate_limit_fail_open", error = %err);
+                    self.warn("rate_limit_fail_open", "write_error", &err);
                     return RateDecision::FailOpen;
                 }
                 Err(_) => {
-                    tracing::warn!(event = "rate_limit_fail_open", error = "timeout");
+                    self.warn("rate_limit_fail_open", "write_timeout", &"timeout");
                     return RateDecision::FailOpen;
                 }
             }
@@ -258,11 +271,11 @@ impl DynamoRateLimiter {
                 }
             }
             Ok(Err(err)) => {
-                tracing::warn!(event = "rate_limit_charge_failed", error = %err);
+                self.warn("rate_limit_charge_failed", "charge_error", &err);
                 RateDecision::Allowed
             }
             Err(_) => {
-                tracing::warn!(event = "rate_limit_charge_failed", error = "timeout");
+                self.warn("rate_limit_charge_failed", "charge_timeout", &"timeout");
                 RateDecision::Allowed
             }
         }

@@ -3,57 +3,12 @@
 //! Its own test binary, because the metrics recorder is process-global.
 mod common;
 
-use std::collections::HashMap;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
+use common::{TestRecorder, closed_port};
 use kosha_resilience::rate_limit::RateDecision;
 use kosha_state::{DynamoRateLimiter, RateLimitSettings, StateTable, SystemClock};
-use metrics::{Counter, Gauge, Histogram, Key, KeyName, Metadata, Recorder, SharedString, Unit};
-use parking_lot::Mutex;
-
-/// Counters by `name{label=value,…}`.
-#[derive(Default)]
-struct TestRecorder(Mutex<HashMap<String, Arc<AtomicU64>>>);
-
-impl TestRecorder {
-    fn get(&self, key: &str) -> u64 {
-        self.0
-            .lock()
-            .get(key)
-            .map_or(0, |c| c.load(Ordering::SeqCst))
-    }
-}
-
-impl Recorder for TestRecorder {
-    fn describe_counter(&self, _: KeyName, _: Option<Unit>, _: SharedString) {}
-    fn describe_gauge(&self, _: KeyName, _: Option<Unit>, _: SharedString) {}
-    fn describe_histogram(&self, _: KeyName, _: Option<Unit>, _: SharedString) {}
-
-    fn register_counter(&self, key: &Key, _: &Metadata<'_>) -> Counter {
-        let labels: Vec<String> = key
-            .labels()
-            .map(|l| format!("{}={}", l.key(), l.value()))
-            .collect();
-        let name = format!("{}{{{}}}", key.name(), labels.join(","));
-        Counter::from_arc(Arc::clone(self.0.lock().entry(name).or_default()))
-    }
-
-    fn register_gauge(&self, _: &Key, _: &Metadata<'_>) -> Gauge {
-        Gauge::noop()
-    }
-
-    fn register_histogram(&self, _: &Key, _: &Metadata<'_>) -> Histogram {
-        Histogram::noop()
-    }
-}
-
-/// A loopback port with nothing listening (bound, then released).
-fn closed_port() -> u16 {
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    listener.local_addr().unwrap().port()
-}
 
 #[tokio::test]
 async fn unreachable_dynamodb_fails_open_and_is_counted() {

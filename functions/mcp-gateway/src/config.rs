@@ -1,10 +1,15 @@
 //! Gateway configuration, read and validated once at start-up (SPEC §3, §6).
 
+use std::time::Duration;
+
 use kosha_auth::VerifierConfig;
 use kosha_runtime::config::{self, ConfigError};
 
 /// Largest accepted request body (SPEC §3): larger gets 413.
 pub const MAX_BODY_BYTES: usize = 1024 * 1024;
+
+/// Default for `KOSHA_BODY_READ_TIMEOUT_MS`: 10 s, ample for 1 MiB on any working link.
+pub const DEFAULT_BODY_READ_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// How the gateway authenticates to core-api (`KOSHA_CORE_API_AUTH`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -46,12 +51,16 @@ pub struct GatewayConfig {
     /// In-flight requests per instance above which requests are shed with 503
     /// (`KOSHA_MAX_IN_FLIGHT`, default 64).
     pub max_in_flight: usize,
+    /// How long a request body may take to arrive, whole (`KOSHA_BODY_READ_TIMEOUT_MS`,
+    /// default 10 000, at least 1); later gets 408. Read before an in-flight slot is taken.
+    pub body_read_timeout: Duration,
     /// Token verification (SPEC §5): `KOSHA_JWT_ISSUER` (required), `KOSHA_JWKS_URL`,
     /// `KOSHA_ALLOWED_CLIENT_IDS`, `KOSHA_JWT_LEEWAY_S`.
     pub auth: VerifierConfig,
-    /// The public base URL (`https://gw.example.com`) used in the protected-resource metadata
-    /// and `WWW-Authenticate` (`KOSHA_PUBLIC_BASE_URL`); when unset, derived per request from
-    /// `Host` (https, or http for loopback hosts).
+    /// The public base URL (`https://mcp.example.com`, no trailing `/`) used in the
+    /// protected-resource metadata and `WWW-Authenticate` (`KOSHA_PUBLIC_BASE_URL`: `http(s)`,
+    /// a host, no path, query or fragment); when unset, derived per request from `Host`
+    /// (https, or http for loopback hosts).
     pub public_base_url: Option<String>,
 }
 
@@ -74,24 +83,88 @@ impl GatewayConfig {
                 "must be at least 1",
             ));
         }
+        let body_read_timeout_ms = config::parse_or(
+            "KOSHA_BODY_READ_TIMEOUT_MS",
+            u64::try_from(DEFAULT_BODY_READ_TIMEOUT.as_millis()).unwrap_or(u64::MAX),
+        )?;
+        if body_read_timeout_ms == 0 {
+            return Err(ConfigError::new(
+                "KOSHA_BODY_READ_TIMEOUT_MS",
+                "must be at least 1",
+            ));
+        }
+        let public_base_url = config::var("KOSHA_PUBLIC_BASE_URL")
+            .map(|u| parse_base_url(&u).map_err(|e| ConfigError::new("KOSHA_PUBLIC_BASE_URL", e)))
+            .transpose()?;
         let auth = VerifierConfig::from_lookup(config::var)
             .map_err(|e| ConfigError::new("authentication settings", e.to_string()))?;
         Ok(Self {
             auth,
-            public_base_url: config::var("KOSHA_PUBLIC_BASE_URL")
-                .map(|u| u.trim_end_matches('/').to_owned()),
+            public_base_url,
             core_api_url: config::string_or("KOSHA_CORE_API_URL", "http://127.0.0.1:8081"),
             core_api_auth: config::parse_or("KOSHA_CORE_API_AUTH", CoreApiAuth::None)?,
             allowed_hosts,
             allowed_origins: config::list("KOSHA_ALLOWED_ORIGINS"),
             max_in_flight,
+            body_read_timeout: Duration::from_millis(body_read_timeout_ms),
         })
     }
 }
 
+/// `raw` as a base URL without its trailing `/`: `http://` or `https://`, a host, an optional
+/// port, nothing after.
+///
+/// # Errors
+/// A reason naming what is wrong (never echoing the value).
+pub fn parse_base_url(raw: &str) -> Result<String, &'static str> {
+    let trimmed = raw.trim().trim_end_matches('/');
+    let uri: http::Uri = trimmed
+        .parse()
+        .map_err(|_| "expected a URL such as https://mcp.example.com")?;
+    if !matches!(uri.scheme_str(), Some("http" | "https")) {
+        return Err("must start with https:// (or http://)");
+    }
+    if uri.authority().is_none_or(|a| a.host().is_empty()) {
+        return Err("must name a host");
+    }
+    if uri
+        .path_and_query()
+        .is_some_and(|pq| pq.as_str() != "/" && !pq.as_str().is_empty())
+        || trimmed.contains('#')
+        || trimmed.contains('@')
+    {
+        return Err("must be scheme and host only: no path, query, fragment or user");
+    }
+    Ok(trimmed.to_owned())
+}
+
 #[cfg(test)]
 mod tests {
-    use super::CoreApiAuth;
+    use super::{CoreApiAuth, parse_base_url};
+
+    #[test]
+    fn public_base_url_is_scheme_and_host_only() {
+        assert_eq!(
+            parse_base_url("https://mcp.example.com/"),
+            Ok("https://mcp.example.com".to_owned())
+        );
+        assert_eq!(
+            parse_base_url("http://127.0.0.1:8080"),
+            Ok("http://127.0.0.1:8080".to_owned())
+        );
+        for bad in [
+            "mcp.example.com",
+            "ftp://mcp.example.com",
+            "https://mcp.example.com/mcp",
+            "https://mcp.example.com?x=1",
+            "https://mcp.example.com#x",
+            "https://user@mcp.example.com",
+            "https://",
+            "https://exa mple.com",
+        ] {
+            assert!(parse_base_url(bad).is_err(), "{bad}");
+        }
+    }
 
     #[test]
     fn core_api_auth_accepts_only_none_and_iam() {

@@ -6,6 +6,7 @@
 
 pub mod backends;
 pub mod config;
+pub mod echo;
 pub mod http;
 pub mod server;
 pub mod state;

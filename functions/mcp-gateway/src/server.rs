@@ -14,6 +14,7 @@ use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 
 use kosha_auth::{Principal, visibility};
 
+use crate::echo::clip;
 use crate::state::Gateway;
 use crate::tools::{self, Call, ToolError};
 
@@ -111,7 +112,7 @@ impl ServerHandler for McpServer {
             .filter(|_| allowed(&context, &request.name));
         let Some(spec) = spec else {
             return Err(McpError::invalid_params(
-                format!("unknown tool: {}", request.name),
+                format!("unknown tool: {}", clip(&request.name)),
                 None,
             ));
         };

@@ -4,95 +4,16 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::sync::{Arc, OnceLock};
+mod common;
+
 use std::time::Duration;
 
-use axum::body::Body;
-use http::{Request, StatusCode};
-use http_body_util::BodyExt;
-use kosha_auth::dev::{self, MintClaims};
-use kosha_auth::jwks::{CacheTiming, StaticJwks};
-use kosha_auth::{Role, Verifier, VerifierConfig};
-use kosha_resilience::overrides::NoOverrides;
-use kosha_resilience::rate_limit::{BucketConfig, LocalRateLimiter};
-use mcp_gateway::config::GatewayConfig;
-use mcp_gateway::state::Gateway;
-use serde_json::{Value, json};
+use http::StatusCode;
+use kosha_auth::Role;
+use serde_json::json;
 use tower::ServiceExt;
 
-const ISSUER: &str = "https://issuer.test";
-
-fn keys() -> &'static dev::DevKeys {
-    static KEYS: OnceLock<dev::DevKeys> = OnceLock::new();
-    KEYS.get_or_init(|| dev::generate().expect("keygen"))
-}
-
-fn token(client_id: &str, roles: &[Role]) -> String {
-    let k = keys();
-    dev::mint(
-        &k.private_pem,
-        &k.kid,
-        &MintClaims::new(ISSUER, client_id, roles),
-    )
-    .expect("mint")
-}
-
-fn now_ms() -> i64 {
-    i64::try_from(
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .unwrap_or_default()
-            .as_millis(),
-    )
-    .unwrap_or(0)
-}
-
-/// A gateway whose core-api is `core_api_url`, with a local bucket of `capacity` tokens.
-fn app(core_api_url: &str, capacity: f64, max_in_flight: usize) -> axum::Router {
-    let auth = VerifierConfig::new(ISSUER, None, ["agent-a", "agent-b", "ops"], None).unwrap();
-    let verifier = Verifier::with_fetcher(
-        auth.clone(),
-        Arc::new(StaticJwks(keys().jwks_json.clone().into_bytes())),
-        CacheTiming::default(),
-    );
-    let config = GatewayConfig {
-        core_api_url: core_api_url.to_owned(),
-        core_api_auth: mcp_gateway::config::CoreApiAuth::None,
-        allowed_hosts: vec!["localhost".to_owned()],
-        allowed_origins: vec![],
-        max_in_flight,
-        auth,
-        public_base_url: None,
-    };
-    let limiter = LocalRateLimiter::new(BucketConfig::try_new(capacity, 0.001).unwrap(), now_ms);
-    let gateway = Gateway::new(
-        config,
-        kosha_runtime::tls::http_client().unwrap(),
-        verifier,
-        Arc::new(NoOverrides),
-        Arc::new(limiter),
-    )
-    .unwrap();
-    mcp_gateway::http::router(Arc::new(gateway))
-}
-
-fn tools_call(id: u64, token: &str, name: &str, arguments: Value) -> Request<Body> {
-    let body = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
-                      "params": {"name": name, "arguments": arguments}});
-    Request::post("/mcp")
-        .header("host", "localhost")
-        .header("content-type", "application/json")
-        .header("accept", "application/json, text/event-stream")
-        .header("mcp-protocol-version", "2025-11-25")
-        .header("authorization", format!("Bearer {token}"))
-        .body(Body::from(body.to_string()))
-        .unwrap()
-}
-
-async fn json_body(resp: axum::response::Response) -> Value {
-    let bytes = resp.into_body().collect().await.unwrap().to_bytes();
-    serde_json::from_slice(&bytes).unwrap()
-}
+use common::{app, json_body, token, tools_call};
 
 #[tokio::test]
 async fn an_empty_bucket_answers_429_with_retry_after_and_the_request_id() {

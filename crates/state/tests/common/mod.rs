@@ -6,14 +6,17 @@
 //! endpoint that is not on loopback, so they can never touch a real AWS account).
 #![allow(dead_code, clippy::unwrap_used)]
 
+use std::collections::HashMap;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
 use aws_config::{BehaviorVersion, Region, SdkConfig};
 use aws_sdk_dynamodb::config::interceptors::BeforeTransmitInterceptorContextRef;
 use aws_sdk_dynamodb::config::{ConfigBag, Credentials, Intercept, RuntimeComponents};
 use aws_sdk_dynamodb::error::BoxError;
 use kosha_state::StateTable;
+use metrics::{Counter, Gauge, Histogram, Key, KeyName, Metadata, Recorder, SharedString, Unit};
+use parking_lot::Mutex;
 
 /// The emulator's URL from `AWS_ENDPOINT_URL`; panics with instructions when unset.
 pub fn endpoint() -> String {
@@ -123,4 +126,47 @@ impl std::io::Write for LogSink {
     fn flush(&mut self) -> std::io::Result<()> {
         Ok(())
     }
+}
+
+/// A metrics recorder keeping counters by `name{label=value,…}`; install it once per test
+/// binary (the recorder is process-global).
+#[derive(Default)]
+pub struct TestRecorder(Mutex<HashMap<String, Arc<AtomicU64>>>);
+
+impl TestRecorder {
+    pub fn get(&self, key: &str) -> u64 {
+        self.0
+            .lock()
+            .get(key)
+            .map_or(0, |c| c.load(Ordering::SeqCst))
+    }
+}
+
+impl Recorder for TestRecorder {
+    fn describe_counter(&self, _: KeyName, _: Option<Unit>, _: SharedString) {}
+    fn describe_gauge(&self, _: KeyName, _: Option<Unit>, _: SharedString) {}
+    fn describe_histogram(&self, _: KeyName, _: Option<Unit>, _: SharedString) {}
+
+    fn register_counter(&self, key: &Key, _: &Metadata<'_>) -> Counter {
+        let labels: Vec<String> = key
+            .labels()
+            .map(|l| format!("{}={}", l.key(), l.value()))
+            .collect();
+        let name = format!("{}{{{}}}", key.name(), labels.join(","));
+        Counter::from_arc(Arc::clone(self.0.lock().entry(name).or_default()))
+    }
+
+    fn register_gauge(&self, _: &Key, _: &Metadata<'_>) -> Gauge {
+        Gauge::noop()
+    }
+
+    fn register_histogram(&self, _: &Key, _: &Metadata<'_>) -> Histogram {
+        Histogram::noop()
+    }
+}
+
+/// A loopback port with nothing listening (bound, then released).
+pub fn closed_port() -> u16 {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.local_addr().unwrap().port()
 }

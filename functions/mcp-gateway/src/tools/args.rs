@@ -4,28 +4,87 @@
 //! Parsing goes through `serde_path_to_error`, so a type error names its path (`top_k`), and
 //! every argument type denies unknown fields. Range and pattern checks live beside each
 //! argument type and mirror the bounds its `inputSchema` declares.
+//!
+//! Before any of that, every string in the arguments (at any depth) is checked for control
+//! characters: NUL and the other Unicode control characters (C0, DEL, C1) except tab, line
+//! feed and carriage return are refused. PostgreSQL cannot store NUL in text, so such a value
+//! would only come back as a core-api failure, and failures open the breaker for everyone.
+//! Caller text quoted in messages (field names, values) is clipped ([`crate::echo`]).
 
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
 use super::ToolError;
+use crate::echo::{clip, clip_serde_message};
 
 /// Deserializes `arguments` (absent = `{}`) into `T`, naming the offending field on error.
 ///
 /// # Errors
-/// [`ToolError::InvalidArgument`] for a missing field, a wrong type, or an unknown field.
+/// [`ToolError::InvalidArgument`] for a string with a control character, a missing field, a
+/// wrong type, or an unknown field.
 pub fn parse<T: DeserializeOwned>(arguments: Option<Map<String, Value>>) -> Result<T, ToolError> {
     let value = Value::Object(arguments.unwrap_or_default());
+    check_no_control_chars(&value)?;
     serde_path_to_error::deserialize(value).map_err(|e| {
         let path = e.path().to_string();
         let inner = e.into_inner().to_string();
-        let message = strip_position(&inner);
-        match missing_or_unknown_field(message) {
-            Some(field) => ToolError::invalid(field, message),
+        let message = clip_serde_message(strip_position(&inner));
+        match missing_or_unknown_field(&inner) {
+            Some(field) => ToolError::invalid(clip(field), message),
             None if path == "." => ToolError::invalid("", message),
-            None => ToolError::invalid(path, message),
+            None => ToolError::invalid(clip(&path), message),
         }
     })
+}
+
+/// Whether `c` may appear in a string argument: anything but a control character, except
+/// tab, line feed and carriage return.
+fn allowed_char(c: char) -> bool {
+    !c.is_control() || matches!(c, '\t' | '\n' | '\r')
+}
+
+/// Refuses the first string in `value` holding a character [`allowed_char`] refuses, naming
+/// its path (`query`, `filters.name`, `ids[2]`) and the character's code point, never the value.
+fn check_no_control_chars(value: &Value) -> Result<(), ToolError> {
+    fn walk(value: &Value, path: &mut String) -> Option<char> {
+        match value {
+            Value::String(s) => s.chars().find(|&c| !allowed_char(c)),
+            Value::Array(items) => items.iter().enumerate().find_map(|(i, v)| {
+                let len = path.len();
+                path.push_str(&format!("[{i}]"));
+                let found = walk(v, path);
+                if found.is_none() {
+                    path.truncate(len);
+                }
+                found
+            }),
+            Value::Object(map) => map.iter().find_map(|(k, v)| {
+                let len = path.len();
+                if !path.is_empty() {
+                    path.push('.');
+                }
+                path.push_str(k);
+                let found = walk(v, path);
+                if found.is_none() {
+                    path.truncate(len);
+                }
+                found
+            }),
+            Value::Null | Value::Bool(_) | Value::Number(_) => None,
+        }
+    }
+    let mut path = String::new();
+    match walk(value, &mut path) {
+        None => Ok(()),
+        Some(c) => Err(ToolError::invalid(
+            clip(&path),
+            format!(
+                "must not contain control characters (found U+{:04X}); only tab, line feed \
+                 and carriage return are allowed",
+                u32::from(c)
+            ),
+        )),
+    }
 }
 
 /// serde_json appends " at line 1 column 42" to messages; the model gains nothing from it.
@@ -153,6 +212,48 @@ mod tests {
     fn negative_for_unsigned_names_the_field() {
         let e = parse::<Args>(obj(json!({"query": "x", "top_k": -1}))).unwrap_err();
         assert!(matches!(e, ToolError::InvalidArgument { ref field, .. } if field == "top_k"));
+    }
+
+    #[test]
+    fn a_control_character_in_any_string_names_the_field_not_the_value() {
+        for bad in ["a\u{0}b", "\u{1b}[31m", "x\u{7f}", "\u{85}"] {
+            let e = parse::<Args>(obj(json!({"query": bad}))).unwrap_err();
+            let ToolError::InvalidArgument { field, message } = e else {
+                panic!("wrong variant")
+            };
+            assert_eq!(field, "query", "{bad:?}");
+            assert!(message.contains("control characters"), "{message}");
+            assert!(!message.contains(bad), "{message}");
+        }
+        let e = parse::<Args>(obj(
+            json!({"query": "ok", "extra": {"list": ["fine", "n\u{0}"]}}),
+        ))
+        .unwrap_err();
+        assert!(
+            matches!(e, ToolError::InvalidArgument { ref field, .. } if field == "extra.list[1]")
+        );
+    }
+
+    #[test]
+    fn tab_newline_and_carriage_return_are_allowed() {
+        assert!(parse::<Args>(obj(json!({"query": "line one\r\n\tline two"}))).is_ok());
+        assert!(parse::<Args>(obj(json!({"query": "naïve café — 東京"}))).is_ok());
+    }
+
+    #[test]
+    fn quoted_caller_text_is_clipped() {
+        let long = "k".repeat(5_000);
+        let e = parse::<Args>(obj(json!({"query": "x", long.clone(): 1}))).unwrap_err();
+        let ToolError::InvalidArgument { field, message } = e else {
+            panic!("wrong variant")
+        };
+        assert!(
+            field.chars().count() <= crate::echo::ECHO_MAX_CHARS + 1,
+            "{field}"
+        );
+        assert!(message.len() < 200, "{message}");
+        let e = parse::<Args>(obj(json!({"query": "x", "top_k": long}))).unwrap_err();
+        assert!(e.to_string().len() < 200, "{e}");
     }
 
     #[test]

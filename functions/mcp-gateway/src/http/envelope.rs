@@ -1,0 +1,415 @@
+//! The JSON-RPC 2.0 envelope check, run on every `POST /mcp` body before anything costs a
+//! token or reaches rmcp (JSON-RPC 2.0 §4, §5; SPEC §3).
+//!
+//! - **What it checks:** the body is JSON (else −32700 Parse error); it is one object, not a
+//!   batch; `jsonrpc` is `"2.0"`; `id`, when present, is a string or an integer (MCP forbids a
+//!   null request id); `method` is a string; `params`, when present, is an object or an array;
+//!   a message without `method` is a response (exactly one of `result`, `error`). Any of
+//!   these failing is −32600 Invalid Request. Then the params of a method rmcp knows must fit
+//!   it (`tools/call` needs an object with a string `name`): else −32602 Invalid params. An
+//!   unknown method whose params rmcp cannot hold (an array) is −32601 (HTTP 404, as rmcp
+//!   answers unknown methods).
+//! - **What it returns:** the message's `id` and `method` ([`Envelope`]), or a [`Rejection`]
+//!   that the edge answers with HTTP 400 (404 for −32601) and a JSON-RPC error whose `id` is
+//!   the request's id when that is a string or a number, else `null` (JSON-RPC 2.0 §5).
+//! - **Why here:** rmcp answers envelopes it cannot deserialize with 415 and a plain-text
+//!   body, and by then the rate limiter has spent a token on them.
+//! - **Valid JSON that serde_json cannot hold** (nesting past its recursion limit, a number
+//!   beyond `f64` such as `1e400`) is not a parse error: it is −32600. serde_json files both
+//!   under [`serde_json::error::Category::Syntax`], so the body is re-scanned as
+//!   [`serde::de::IgnoredAny`], whose scan has neither limit: if that succeeds, the body was
+//!   JSON.
+
+use axum::http::StatusCode;
+use rmcp::model::{
+    CallToolRequestMethod, CancelTaskMethod, CancelledNotificationMethod, ClientJsonRpcMessage,
+    ClientNotification, ClientRequest, CompleteRequestMethod, ConstString, DiscoverRequestMethod,
+    GetPromptRequestMethod, GetSkillRequestMethod, GetTaskMethod, InitializeResultMethod,
+    InitializedNotificationMethod, ListPromptsRequestMethod, ListResourceTemplatesRequestMethod,
+    ListResourcesRequestMethod, ListSkillsRequestMethod, ListToolsRequestMethod, PingRequestMethod,
+    ProgressNotificationMethod, ReadResourceDirectoryRequestMethod, ReadResourceRequestMethod,
+    RootsListChangedNotificationMethod, SetLevelRequestMethod, SubscribeRequestMethod,
+    SubscriptionsListenRequestMethod, UnsubscribeRequestMethod, UpdateTaskMethod,
+};
+use serde::Deserialize;
+use serde::de::IgnoredAny;
+use serde_json::error::Category;
+use serde_json::{Map, Value};
+
+use super::reply::rpc;
+use crate::echo::clip;
+
+/// What the edge needs of a message that passed the check.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Envelope {
+    /// The request id (a string or an integer); `None` for a notification or a response.
+    pub id: Option<Value>,
+    /// The method; `None` for a response.
+    pub method: Option<String>,
+}
+
+impl Envelope {
+    /// Whether this is a `tools/call` request (a notification runs nothing, so it costs no
+    /// token).
+    pub fn is_tools_call_request(&self) -> bool {
+        self.id.is_some() && self.method.as_deref() == Some("tools/call")
+    }
+}
+
+/// Why a body was refused, with the JSON-RPC error to answer.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Rejection {
+    /// 400, or 404 for an unknown method (as rmcp answers those).
+    pub status: StatusCode,
+    /// The `id` to answer with: the request's when a string or a number, else `null`.
+    pub id: Value,
+    /// [`rpc::PARSE_ERROR`], [`rpc::INVALID_REQUEST`], [`rpc::INVALID_PARAMS`] or
+    /// [`rpc::METHOD_NOT_FOUND`].
+    pub code: i64,
+    /// For the caller; quotes no more than a clipped method name.
+    pub message: String,
+}
+
+impl Rejection {
+    fn new(id: Value, code: i64, message: impl Into<String>) -> Self {
+        Self {
+            status: StatusCode::BAD_REQUEST,
+            id,
+            code,
+            message: message.into(),
+        }
+    }
+}
+
+/// Checks `body` as one JSON-RPC 2.0 message from a client.
+///
+/// # Errors
+/// A [`Rejection`] as described in the module docs.
+pub fn check(body: &[u8]) -> Result<Envelope, Rejection> {
+    let message = match serde_json::from_slice::<Value>(body) {
+        Ok(Value::Object(m)) => m,
+        Ok(Value::Array(_)) => {
+            return Err(Rejection::new(
+                Value::Null,
+                rpc::INVALID_REQUEST,
+                "JSON-RPC batches are not supported",
+            ));
+        }
+        Ok(_) => {
+            return Err(Rejection::new(
+                Value::Null,
+                rpc::INVALID_REQUEST,
+                "a JSON-RPC message must be an object",
+            ));
+        }
+        Err(e) if e.classify() == Category::Data || is_json(body) => {
+            return Err(Rejection::new(
+                Value::Null,
+                rpc::INVALID_REQUEST,
+                "the JSON nests too deeply or holds a number out of range",
+            ));
+        }
+        Err(_) => {
+            return Err(Rejection::new(
+                Value::Null,
+                rpc::PARSE_ERROR,
+                "parse error: body is not valid JSON",
+            ));
+        }
+    };
+    let envelope = check_envelope(&message)?;
+    let parsed = ClientJsonRpcMessage::deserialize(&Value::Object(message.clone()));
+    let Some(method) = &envelope.method else {
+        return match parsed {
+            Ok(_) => Ok(envelope),
+            Err(_) => Err(Rejection::new(
+                Value::Null,
+                rpc::INVALID_REQUEST,
+                "not a valid JSON-RPC response",
+            )),
+        };
+    };
+    let id = envelope.id.clone().unwrap_or(Value::Null);
+    if method == "tools/call"
+        && let Err(why) = check_tools_call_params(message.get("params"))
+    {
+        return Err(Rejection::new(id, rpc::INVALID_PARAMS, why));
+    }
+    // rmcp files a known method whose params do not fit its type under its catch-all
+    // (`CustomRequest`), and would answer −32601 as if the method were unknown.
+    let fits = match &parsed {
+        Ok(ClientJsonRpcMessage::Request(r)) => {
+            !matches!(r.request, ClientRequest::CustomRequest(_))
+        }
+        Ok(ClientJsonRpcMessage::Notification(n)) => {
+            !matches!(n.notification, ClientNotification::CustomNotification(_))
+        }
+        Ok(_) => true,
+        Err(_) => false,
+    };
+    let known: &[&str] = if envelope.id.is_some() {
+        &KNOWN_REQUESTS
+    } else {
+        &KNOWN_NOTIFICATIONS
+    };
+    if !fits && known.contains(&method.as_str()) {
+        let why = format!("params do not fit method {}", clip(method));
+        return Err(Rejection::new(id, rpc::INVALID_PARAMS, why));
+    }
+    if parsed.is_err() {
+        // An unknown method with params rmcp cannot hold (an array): unknown comes first.
+        let why = format!("method not found: {}", clip(method));
+        return Err(Rejection {
+            status: StatusCode::NOT_FOUND,
+            ..Rejection::new(id, rpc::METHOD_NOT_FOUND, why)
+        });
+    }
+    Ok(envelope)
+}
+
+/// Every request method a client may send that rmcp has a type for.
+const KNOWN_REQUESTS: [&str; 21] = [
+    PingRequestMethod::VALUE,
+    InitializeResultMethod::VALUE,
+    DiscoverRequestMethod::VALUE,
+    CompleteRequestMethod::VALUE,
+    SetLevelRequestMethod::VALUE,
+    GetPromptRequestMethod::VALUE,
+    ListPromptsRequestMethod::VALUE,
+    ListResourcesRequestMethod::VALUE,
+    ListResourceTemplatesRequestMethod::VALUE,
+    ReadResourceRequestMethod::VALUE,
+    SubscriptionsListenRequestMethod::VALUE,
+    SubscribeRequestMethod::VALUE,
+    UnsubscribeRequestMethod::VALUE,
+    CallToolRequestMethod::VALUE,
+    ListToolsRequestMethod::VALUE,
+    GetTaskMethod::VALUE,
+    UpdateTaskMethod::VALUE,
+    CancelTaskMethod::VALUE,
+    ListSkillsRequestMethod::VALUE,
+    GetSkillRequestMethod::VALUE,
+    ReadResourceDirectoryRequestMethod::VALUE,
+];
+
+/// Every notification method a client may send that rmcp has a type for.
+const KNOWN_NOTIFICATIONS: [&str; 4] = [
+    CancelledNotificationMethod::VALUE,
+    ProgressNotificationMethod::VALUE,
+    InitializedNotificationMethod::VALUE,
+    RootsListChangedNotificationMethod::VALUE,
+];
+
+/// Whether `body` is syntactically JSON, whatever its depth and number sizes.
+fn is_json(body: &[u8]) -> bool {
+    serde_json::from_slice::<IgnoredAny>(body).is_ok()
+}
+
+/// The `id` to answer a refused message with: its own when a string or a number.
+fn reply_id(id: Option<&Value>) -> Value {
+    match id {
+        Some(v @ (Value::String(_) | Value::Number(_))) => v.clone(),
+        _ => Value::Null,
+    }
+}
+
+/// Whether `id` is one rmcp can hold: a string, or an integer within `i64` (written `7`,
+/// `7.0` or `7e0`; float forms only below 2^53, where they are exact).
+fn usable_id(id: &Value) -> bool {
+    match id {
+        Value::String(_) => true,
+        Value::Number(n) => {
+            n.as_i64().is_some()
+                || n.as_f64()
+                    .is_some_and(|f| f.fract() == 0.0 && f.abs() < 9_007_199_254_740_992.0)
+        }
+        _ => false,
+    }
+}
+
+/// The checks of JSON-RPC 2.0 §4 and §5 on one message object.
+fn check_envelope(message: &Map<String, Value>) -> Result<Envelope, Rejection> {
+    let id = message.get("id");
+    let invalid = |why: &str| Err(Rejection::new(reply_id(id), rpc::INVALID_REQUEST, why));
+    if message.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
+        return invalid("jsonrpc must be \"2.0\"");
+    }
+    if let Some(params) = message.get("params")
+        && !(params.is_object() || params.is_array())
+    {
+        return invalid("params must be an object or an array");
+    }
+    let has_result = message.contains_key("result");
+    let has_error = message.contains_key("error");
+    match message.get("method") {
+        Some(Value::String(method)) => {
+            if has_result || has_error {
+                return invalid("a request carries no result or error");
+            }
+            if id.is_some_and(|id| !usable_id(id)) {
+                return invalid("id must be a string or an integer");
+            }
+            Ok(Envelope {
+                id: id.cloned(),
+                method: Some(method.clone()),
+            })
+        }
+        Some(_) => invalid("method must be a string"),
+        // A response (to a server request; this server sends none, rmcp answers 202).
+        None if has_result != has_error => Ok(Envelope {
+            id: None,
+            method: None,
+        }),
+        None => invalid("a request needs a method"),
+    }
+}
+
+/// `tools/call` params: an object with a string `name` and, when present, object `arguments`.
+fn check_tools_call_params(params: Option<&Value>) -> Result<(), &'static str> {
+    let Some(Value::Object(params)) = params else {
+        return Err("tools/call params must be an object");
+    };
+    if !params.get("name").is_some_and(Value::is_string) {
+        return Err("tools/call params need a string name");
+    }
+    match params.get("arguments") {
+        None | Some(Value::Null | Value::Object(_)) => Ok(()),
+        Some(_) => Err("tools/call arguments must be an object"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn rejected(body: &str) -> Rejection {
+        check(body.as_bytes()).expect_err(body)
+    }
+
+    #[test]
+    fn valid_requests_notifications_and_responses_pass() {
+        let call = check(
+            br#"{"jsonrpc":"2.0","id":"a","method":"tools/call","params":{"name":"x","arguments":{}}}"#,
+        )
+        .unwrap();
+        assert_eq!(call.id, Some(json!("a")));
+        assert!(call.is_tools_call_request());
+        let note = check(br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#).unwrap();
+        assert_eq!(note.id, None);
+        let note_call =
+            check(br#"{"jsonrpc":"2.0","method":"tools/call","params":{"name":"x"}}"#).unwrap();
+        assert!(!note_call.is_tools_call_request());
+        let unknown = check(br#"{"jsonrpc":"2.0","id":7,"method":"tools/destroy","params":{}}"#);
+        assert_eq!(unknown.unwrap().method.as_deref(), Some("tools/destroy"));
+        let unknown_note = check(br#"{"jsonrpc":"2.0","method":"notifications/x","params":{}}"#);
+        assert!(unknown_note.is_ok());
+        let response = check(br#"{"jsonrpc":"2.0","id":3,"result":{}}"#).unwrap();
+        assert_eq!(response.method, None);
+        assert!(check(br#"{"jsonrpc":"2.0","id":7.0,"method":"ping"}"#).is_ok());
+    }
+
+    #[test]
+    fn malformed_json_is_a_parse_error() {
+        for body in [
+            r#"{"jsonrpc": "2.0", "id": 1, "method": "#,
+            "",
+            "nul",
+            "{}}",
+        ] {
+            let r = rejected(body);
+            assert_eq!((r.code, r.id), (rpc::PARSE_ERROR, Value::Null), "{body}");
+        }
+    }
+
+    #[test]
+    fn json_serde_cannot_hold_is_an_invalid_request_not_a_parse_error() {
+        let deep = format!("{}{}", "[".repeat(200), "]".repeat(200));
+        let huge = r#"{"jsonrpc":"2.0","id":1,"method":"ping","params":{"n":1e400}}"#;
+        for body in [deep.as_str(), huge] {
+            let r = rejected(body);
+            assert_eq!((r.code, r.id), (rpc::INVALID_REQUEST, Value::Null));
+        }
+        // The same depth, unbalanced, is still a parse error.
+        let r = rejected(&"[".repeat(200));
+        assert_eq!(r.code, rpc::PARSE_ERROR);
+    }
+
+    #[test]
+    fn envelope_errors_are_invalid_requests_echoing_only_string_or_number_ids() {
+        for (body, id) in [
+            (r#"{"id":1,"method":"ping"}"#, json!(1)),
+            (r#"{"jsonrpc":"1.0","id":"x","method":"ping"}"#, json!("x")),
+            (r#"{"jsonrpc":2.0,"id":1,"method":"ping"}"#, json!(1)),
+            (
+                r#"{"jsonrpc":"2.0","id":{"a":1},"method":"ping"}"#,
+                Value::Null,
+            ),
+            (r#"{"jsonrpc":"2.0","id":[1],"method":"ping"}"#, Value::Null),
+            (
+                r#"{"jsonrpc":"2.0","id":true,"method":"ping"}"#,
+                Value::Null,
+            ),
+            (
+                r#"{"jsonrpc":"2.0","id":null,"method":"ping"}"#,
+                Value::Null,
+            ),
+            (r#"{"jsonrpc":"2.0","id":1.5,"method":"ping"}"#, json!(1.5)),
+            (
+                r#"{"jsonrpc":"2.0","id":18446744073709551615,"method":"ping"}"#,
+                json!(18_446_744_073_709_551_615_u64),
+            ),
+            (r#"{"jsonrpc":"2.0","id":2,"method":42}"#, json!(2)),
+            (r#"{"jsonrpc":"2.0","id":2,"method":null}"#, json!(2)),
+            (r#"{"jsonrpc":"2.0","id":3}"#, json!(3)),
+            (
+                r#"{"jsonrpc":"2.0","id":3,"method":"ping","result":{}}"#,
+                json!(3),
+            ),
+            (
+                r#"{"jsonrpc":"2.0","id":4,"method":"ping","params":"x"}"#,
+                json!(4),
+            ),
+            (
+                r#"{"jsonrpc":"2.0","id":4,"method":"ping","params":5}"#,
+                json!(4),
+            ),
+            (
+                r#"{"jsonrpc":"2.0","id":5,"result":{},"error":{}}"#,
+                json!(5),
+            ),
+            ("[]", Value::Null),
+            ("42", Value::Null),
+        ] {
+            let r = rejected(body);
+            assert_eq!((r.code, &r.id), (rpc::INVALID_REQUEST, &id), "{body}");
+        }
+    }
+
+    #[test]
+    fn a_known_method_with_misshapen_params_is_invalid_params() {
+        for body in [
+            r#"{"jsonrpc":"2.0","id":9,"method":"tools/call","params":[1,2]}"#,
+            r#"{"jsonrpc":"2.0","id":9,"method":"tools/call"}"#,
+            r#"{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{}}"#,
+            r#"{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":5}}"#,
+            r#"{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"x","arguments":[]}}"#,
+            r#"{"jsonrpc":"2.0","id":9,"method":"initialize","params":{"protocolVersion":1}}"#,
+            r#"{"jsonrpc":"2.0","id":9,"method":"prompts/get","params":{}}"#,
+            r#"{"jsonrpc":"2.0","id":9,"method":"ping","params":[1]}"#,
+        ] {
+            let r = rejected(body);
+            assert_eq!((r.code, r.id), (rpc::INVALID_PARAMS, json!(9)), "{body}");
+            assert_eq!(r.status, StatusCode::BAD_REQUEST);
+        }
+        let r = rejected(r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":[]}"#);
+        assert_eq!((r.code, r.id), (rpc::INVALID_PARAMS, Value::Null));
+    }
+
+    #[test]
+    fn an_unknown_method_with_array_params_is_method_not_found() {
+        let r = rejected(r#"{"jsonrpc":"2.0","id":"q","method":"tools/destroy","params":[1]}"#);
+        assert_eq!((r.code, r.id), (rpc::METHOD_NOT_FOUND, json!("q")));
+        assert_eq!(r.status, StatusCode::NOT_FOUND);
+    }
+}

@@ -1,0 +1,111 @@
+//! The `Host` and `Origin` checks (SPEC §3: DNS-rebinding protection) and the public base URL
+//! the OAuth metadata is published under (SPEC §5, RFC 9728).
+
+use axum::http::{HeaderMap, HeaderValue, header};
+
+use crate::config::GatewayConfig;
+
+/// The public base URL: `KOSHA_PUBLIC_BASE_URL` when set, else `https://<Host>` (http for
+/// loopback hosts; the Host already passed [`host_allowed`]).
+pub fn public_base(config: &GatewayConfig, headers: &HeaderMap) -> String {
+    if let Some(b) = &config.public_base_url {
+        return b.clone();
+    }
+    let host = headers
+        .get(header::HOST)
+        .and_then(|h| h.to_str().ok())
+        .unwrap_or("localhost");
+    let bare = strip_port(host);
+    let scheme = if matches!(bare, "localhost" | "127.0.0.1" | "[::1]") {
+        "http"
+    } else {
+        "https"
+    };
+    format!("{scheme}://{host}")
+}
+
+/// `Host` check against `allowed`: exact `host` or `host:port`, or any subdomain of a suffix
+/// written `*.example.com` or `.example.com` (the SAM template's form for Function URLs).
+pub fn host_allowed(host: Option<&HeaderValue>, allowed: &[String]) -> bool {
+    let Some(host) = host.and_then(|h| h.to_str().ok()) else {
+        // HTTP/1.1 requires Host; a request without one is not from a browser.
+        return true;
+    };
+    let host = host.to_ascii_lowercase();
+    let bare = strip_port(&host);
+    allowed.iter().any(|a| {
+        let a = a.to_ascii_lowercase();
+        if let Some(suffix) = a.strip_prefix("*.").or_else(|| a.strip_prefix('.')) {
+            bare.ends_with(&format!(".{suffix}"))
+        } else {
+            a == host || a == bare
+        }
+    })
+}
+
+fn strip_port(host: &str) -> &str {
+    if let Some(rest) = host.strip_prefix('[') {
+        // [::1]:8080 → [::1]
+        return rest.find(']').map_or(host, |i| &host[..i + 2]);
+    }
+    match host.rsplit_once(':') {
+        Some((h, port)) if port.bytes().all(|b| b.is_ascii_digit()) => h,
+        _ => host,
+    }
+}
+
+/// `Origin` check: exact match of scheme://host[:port] against the configured list.
+pub fn origin_allowed(origin: &HeaderValue, allowed: &[String]) -> bool {
+    let Ok(origin) = origin.to_str() else {
+        return false;
+    };
+    allowed
+        .iter()
+        .any(|a| a.trim_end_matches('/').eq_ignore_ascii_case(origin))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn hv(s: &str) -> HeaderValue {
+        HeaderValue::from_str(s).unwrap()
+    }
+
+    #[test]
+    fn hosts_match_exactly_with_or_without_port_and_by_wildcard() {
+        let allowed = vec![
+            "localhost".to_owned(),
+            "[::1]".to_owned(),
+            "*.lambda-url.eu-west-1.on.aws".to_owned(),
+            ".lambda-url.us-east-1.on.aws".to_owned(),
+            "api.example.com:8443".to_owned(),
+        ];
+        for ok in [
+            "localhost",
+            "localhost:8080",
+            "[::1]:9000",
+            "abc.lambda-url.eu-west-1.on.aws",
+            "xyz.lambda-url.us-east-1.on.aws",
+            "api.example.com:8443",
+        ] {
+            assert!(host_allowed(Some(&hv(ok)), &allowed), "{ok}");
+        }
+        for bad in [
+            "evil.com",
+            "lambda-url.eu-west-1.on.aws",
+            "abc.lambda-url.eu-west-1.on.aws.evil.com",
+            "localhost.evil.com",
+        ] {
+            assert!(!host_allowed(Some(&hv(bad)), &allowed), "{bad}");
+        }
+    }
+
+    #[test]
+    fn origins_need_an_exact_listed_match() {
+        let allowed = vec!["https://app.example.com".to_owned()];
+        assert!(origin_allowed(&hv("https://app.example.com"), &allowed));
+        assert!(!origin_allowed(&hv("https://evil.example.com"), &allowed));
+        assert!(!origin_allowed(&hv("https://app.example.com"), &[]));
+    }
+}

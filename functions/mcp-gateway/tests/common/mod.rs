@@ -1,0 +1,128 @@
+//! Shared helpers for the in-process gateway tests: signing keys, tokens, a gateway router over
+//! a given core-api URL with a local token bucket, and request builders. No network beyond
+//! loopback.
+#![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
+
+use std::sync::{Arc, OnceLock};
+
+use axum::body::Body;
+use http::Request;
+use http_body_util::BodyExt;
+use kosha_auth::dev::{self, MintClaims};
+use kosha_auth::jwks::{CacheTiming, StaticJwks};
+use kosha_auth::{Role, Verifier, VerifierConfig};
+use kosha_resilience::overrides::NoOverrides;
+use kosha_resilience::rate_limit::{BucketConfig, LocalRateLimiter};
+use mcp_gateway::config::{CoreApiAuth, DEFAULT_BODY_READ_TIMEOUT, GatewayConfig};
+use mcp_gateway::state::Gateway;
+use serde_json::{Value, json};
+
+pub const ISSUER: &str = "https://issuer.test";
+
+fn keys() -> &'static dev::DevKeys {
+    static KEYS: OnceLock<dev::DevKeys> = OnceLock::new();
+    KEYS.get_or_init(|| dev::generate().expect("keygen"))
+}
+
+/// A valid access token for `client_id` with `roles`.
+pub fn token(client_id: &str, roles: &[Role]) -> String {
+    let k = keys();
+    dev::mint(
+        &k.private_pem,
+        &k.kid,
+        &MintClaims::new(ISSUER, client_id, roles),
+    )
+    .expect("mint")
+}
+
+/// An agent token for `agent-a`.
+pub fn agent() -> String {
+    token("agent-a", &[Role::Agent])
+}
+
+fn now_ms() -> i64 {
+    i64::try_from(
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap_or_default()
+            .as_millis(),
+    )
+    .unwrap_or(0)
+}
+
+/// The configuration [`app`] uses: core-api at `core_api_url`, Host `localhost` only.
+pub fn config(core_api_url: &str, max_in_flight: usize) -> GatewayConfig {
+    GatewayConfig {
+        core_api_url: core_api_url.to_owned(),
+        core_api_auth: CoreApiAuth::None,
+        allowed_hosts: vec!["localhost".to_owned()],
+        allowed_origins: vec![],
+        max_in_flight,
+        body_read_timeout: DEFAULT_BODY_READ_TIMEOUT,
+        auth: verifier_config(),
+        public_base_url: None,
+    }
+}
+
+fn verifier_config() -> VerifierConfig {
+    VerifierConfig::new(ISSUER, None, ["agent-a", "agent-b", "ops"], None).unwrap()
+}
+
+/// A gateway router with `config` and a local bucket of `capacity` tokens (refill 0.001/s).
+pub fn app_with(config: GatewayConfig, capacity: f64) -> axum::Router {
+    let verifier = Verifier::with_fetcher(
+        verifier_config(),
+        Arc::new(StaticJwks(keys().jwks_json.clone().into_bytes())),
+        CacheTiming::default(),
+    );
+    let limiter = LocalRateLimiter::new(BucketConfig::try_new(capacity, 0.001).unwrap(), now_ms);
+    let gateway = Gateway::new(
+        config,
+        kosha_runtime::tls::http_client().unwrap(),
+        verifier,
+        Arc::new(NoOverrides),
+        Arc::new(limiter),
+    )
+    .unwrap();
+    mcp_gateway::http::router(Arc::new(gateway))
+}
+
+/// A gateway whose core-api is `core_api_url`, with a local bucket of `capacity` tokens.
+pub fn app(core_api_url: &str, capacity: f64, max_in_flight: usize) -> axum::Router {
+    app_with(config(core_api_url, max_in_flight), capacity)
+}
+
+/// `POST /mcp` with the headers a conforming client sends, `token` as bearer, `body` as is.
+pub fn post(token: &str, body: impl Into<Body>) -> Request<Body> {
+    Request::post("/mcp")
+        .header("host", "localhost")
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-protocol-version", "2025-11-25")
+        .header("authorization", format!("Bearer {token}"))
+        .body(body.into())
+        .unwrap()
+}
+
+/// A `tools/call` request with numeric `id`.
+pub fn tools_call(id: u64, token: &str, name: &str, arguments: Value) -> Request<Body> {
+    let body = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+                      "params": {"name": name, "arguments": arguments}});
+    post(token, body.to_string())
+}
+
+/// The response body as bytes.
+pub async fn bytes(resp: axum::response::Response) -> bytes::Bytes {
+    resp.into_body().collect().await.unwrap().to_bytes()
+}
+
+/// The response body as JSON.
+pub async fn json_body(resp: axum::response::Response) -> Value {
+    serde_json::from_slice(&bytes(resp).await).unwrap()
+}
+
+/// The tool error object of a `tools/call` answer (`result.structuredContent.error`).
+pub fn tool_error(body: &Value) -> &Value {
+    assert_eq!(body["result"]["isError"], true, "{body}");
+    &body["result"]["structuredContent"]["error"]
+}

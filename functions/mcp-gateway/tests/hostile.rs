@@ -1,0 +1,440 @@
+//! Regression tests from the hostile-input pass on `POST /mcp`: each test is one finding, and
+//! failed before its fix. In process, core-api faked with wiremock on loopback.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use std::time::Duration;
+
+use axum::body::Body;
+use bytes::Bytes;
+use http::{Request, StatusCode};
+use serde_json::{Value, json};
+use tower::ServiceExt;
+use wiremock::matchers::{method, path};
+use wiremock::{Mock, MockServer, ResponseTemplate};
+
+use common::{agent, app, app_with, config, json_body, post, tool_error, tools_call};
+
+/// A core-api whose search answers `status` with core-api's error body, expecting `calls`.
+async fn core_api_search(status: u16, calls: u64) -> MockServer {
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .and(path("/v1/knowledge/search"))
+        .respond_with(ResponseTemplate::new(status).set_body_json(json!({
+            "error": {"code": "invalid_argument", "message": "query: not searchable"}
+        })))
+        .expect(calls)
+        .mount(&server)
+        .await;
+    server
+}
+
+/// The core-api breaker state `get_service_health` reports.
+async fn core_api_breaker(app: &axum::Router) -> String {
+    let resp = app
+        .clone()
+        .oneshot(tools_call(99, &agent(), "get_service_health", json!({})))
+        .await
+        .unwrap();
+    let body = json_body(resp).await;
+    body["result"]["structuredContent"]["dependencies"]["core-api"]["breaker"]
+        .as_str()
+        .unwrap()
+        .to_owned()
+}
+
+// ---------------------------------------------------------------- 1. control characters
+
+#[tokio::test]
+async fn control_characters_in_a_string_argument_are_refused_without_calling_core_api() {
+    let core_api = core_api_search(200, 0).await;
+    let app = app(&core_api.uri(), 100.0, 64);
+    // More than the breaker's minimum calls (10): had they reached core-api and failed, the
+    // breaker would now be open for everyone.
+    for (i, query) in ["refund\u{0}", "\u{1b}[2J", "a\u{7}b"]
+        .iter()
+        .cycle()
+        .take(12)
+        .enumerate()
+    {
+        let id = u64::try_from(i).unwrap();
+        let resp = app
+            .clone()
+            .oneshot(tools_call(
+                id,
+                &agent(),
+                "search_knowledge_base",
+                json!({"query": query}),
+            ))
+            .await
+            .unwrap();
+        assert_eq!(resp.status(), StatusCode::OK);
+        let body = json_body(resp).await;
+        let err = tool_error(&body);
+        assert_eq!(err["code"], "invalid_argument");
+        assert!(
+            err["message"].as_str().unwrap().starts_with("query: "),
+            "{err}"
+        );
+    }
+    assert_eq!(core_api_breaker(&app).await, "closed");
+    // wiremock checks on drop that core-api saw no call.
+}
+
+#[tokio::test]
+async fn core_api_4xx_answers_never_open_the_breaker() {
+    let core_api = core_api_search(400, 25).await;
+    let app = app(&core_api.uri(), 100.0, 64);
+    for id in 0..25 {
+        let resp = app
+            .clone()
+            .oneshot(tools_call(
+                id,
+                &agent(),
+                "search_knowledge_base",
+                json!({"query": "refund"}),
+            ))
+            .await
+            .unwrap();
+        let body = json_body(resp).await;
+        assert_eq!(tool_error(&body)["code"], "invalid_argument");
+    }
+    // All 25 reached core-api (none refused by an open breaker), and it is still closed.
+    assert_eq!(core_api_breaker(&app).await, "closed");
+}
+
+// ---------------------------------------------------------------- 2. JSON-RPC envelope
+
+#[tokio::test]
+async fn envelopes_that_are_not_json_rpc_get_400_invalid_request_as_json() {
+    let app = app("http://127.0.0.1:9", 100.0, 64);
+    for (body, id) in [
+        (json!({"id": 1, "method": "tools/list"}), json!(1)),
+        (
+            json!({"jsonrpc": "1.0", "id": "a", "method": "tools/list"}),
+            json!("a"),
+        ),
+        (
+            json!({"jsonrpc": "2.0", "id": {"x": 1}, "method": "tools/list"}),
+            Value::Null,
+        ),
+        (
+            json!({"jsonrpc": "2.0", "id": [1], "method": "tools/list"}),
+            Value::Null,
+        ),
+        (json!({"jsonrpc": "2.0", "id": 3, "method": 7}), json!(3)),
+        (
+            json!({"jsonrpc": "2.0", "id": 4, "method": "tools/list", "params": "x"}),
+            json!(4),
+        ),
+    ] {
+        let resp = app
+            .clone()
+            .oneshot(post(&agent(), body.to_string()))
+            .await
+            .unwrap();
+        assert_eq!(resp.status(), StatusCode::BAD_REQUEST, "{body}");
+        assert_eq!(resp.headers()["content-type"], "application/json", "{body}");
+        let answer = json_body(resp).await;
+        assert_eq!(answer["error"]["code"], -32600, "{body}");
+        assert_eq!(answer["id"], id, "{body}");
+        assert_eq!(answer["jsonrpc"], "2.0");
+    }
+}
+
+#[tokio::test]
+async fn tools_call_with_misshapen_params_is_invalid_params() {
+    let app = app("http://127.0.0.1:9", 100.0, 64);
+    for params in [
+        json!([1, 2]),
+        json!({}),
+        json!({"name": 5}),
+        json!({"name": "x", "arguments": 3}),
+    ] {
+        let body = json!({"jsonrpc": "2.0", "id": 8, "method": "tools/call", "params": params});
+        let resp = app
+            .clone()
+            .oneshot(post(&agent(), body.to_string()))
+            .await
+            .unwrap();
+        assert_eq!(resp.status(), StatusCode::BAD_REQUEST, "{params}");
+        let answer = json_body(resp).await;
+        assert_eq!(answer["error"]["code"], -32602, "{params}");
+        assert_eq!(answer["id"], 8);
+    }
+}
+
+#[tokio::test]
+async fn malformed_requests_spend_no_rate_limit_token() {
+    let app = app("http://127.0.0.1:9", 1.0, 64);
+    for bad in [
+        json!({"id": 1, "method": "tools/call", "params": {"name": "get_service_health"}}),
+        json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": []}),
+        json!({"jsonrpc": "2.0", "id": null, "method": "tools/call",
+               "params": {"name": "get_service_health"}}),
+    ] {
+        let resp = app
+            .clone()
+            .oneshot(post(&agent(), bad.to_string()))
+            .await
+            .unwrap();
+        assert_eq!(resp.status(), StatusCode::BAD_REQUEST, "{bad}");
+    }
+    // The bucket's one token is still there.
+    let resp = app
+        .oneshot(tools_call(3, &agent(), "get_service_health", json!({})))
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), StatusCode::OK);
+}
+
+// ---------------------------------------------------------------- 3. slow bodies
+
+/// A body that sends its first bytes, then nothing, forever.
+fn stalled_body() -> Body {
+    let first = futures::stream::iter([Ok::<_, std::io::Error>(Bytes::from_static(
+        b"{\"jsonrpc\": \"2.0\", ",
+    ))]);
+    Body::from_stream(futures::StreamExt::chain(first, futures::stream::pending()))
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_stalled_body_gets_408_and_holds_no_in_flight_slot() {
+    let app = app("http://127.0.0.1:9", 100.0, 1);
+    let started = tokio::time::Instant::now();
+    let stalled = tokio::spawn(app.clone().oneshot(post(&agent(), stalled_body())));
+    for _ in 0..10 {
+        tokio::task::yield_now().await;
+    }
+    assert!(!stalled.is_finished());
+
+    // The only in-flight slot is free while the slow body trickles in.
+    let resp = app
+        .clone()
+        .oneshot(tools_call(1, &agent(), "get_service_health", json!({})))
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), StatusCode::OK);
+    assert!(!stalled.is_finished());
+
+    let resp = tokio::time::timeout(Duration::from_secs(60), stalled)
+        .await
+        .expect("answered within 60 s")
+        .unwrap()
+        .unwrap();
+    assert_eq!(resp.status(), StatusCode::REQUEST_TIMEOUT);
+    assert_eq!(resp.headers()["content-type"], "application/json");
+    assert!(started.elapsed() >= mcp_gateway::config::DEFAULT_BODY_READ_TIMEOUT);
+    let body = json_body(resp).await;
+    assert_eq!(body["jsonrpc"], "2.0");
+    assert_eq!(body["id"], Value::Null);
+    assert_eq!(body["error"]["code"], -32600);
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_body_read_timeout_is_configurable() {
+    let mut config = config("http://127.0.0.1:9", 64);
+    config.body_read_timeout = Duration::from_millis(1500);
+    let app = app_with(config, 100.0);
+    let started = tokio::time::Instant::now();
+    let resp = tokio::time::timeout(
+        Duration::from_secs(60),
+        app.oneshot(post(&agent(), stalled_body())),
+    )
+    .await
+    .expect("answered within 60 s")
+    .unwrap();
+    assert_eq!(resp.status(), StatusCode::REQUEST_TIMEOUT);
+    let waited = started.elapsed();
+    assert!(
+        waited >= Duration::from_millis(1500) && waited < Duration::from_secs(2),
+        "{waited:?}"
+    );
+}
+
+// ---------------------------------------------------------------- 4. edge polish
+
+#[tokio::test]
+async fn a_rate_limited_notification_gets_202_without_a_body_and_ids_echo_as_sent() {
+    let app = app("http://127.0.0.1:9", 1.0, 64);
+    let resp = app
+        .clone()
+        .oneshot(tools_call(1, &agent(), "get_service_health", json!({})))
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), StatusCode::OK);
+    // The bucket is empty now. A notification runs nothing and is answered 202, no body.
+    let note = json!({"jsonrpc": "2.0", "method": "tools/call",
+                      "params": {"name": "get_service_health"}});
+    let resp = app
+        .clone()
+        .oneshot(post(&agent(), note.to_string()))
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), StatusCode::ACCEPTED);
+    assert!(common::bytes(resp).await.is_empty());
+    // A request is refused with its own id, a string here.
+    let call = json!({"jsonrpc": "2.0", "id": "call-7", "method": "tools/call",
+                      "params": {"name": "get_service_health"}});
+    let resp = app.oneshot(post(&agent(), call.to_string())).await.unwrap();
+    assert_eq!(resp.status(), StatusCode::TOO_MANY_REQUESTS);
+    assert_eq!(json_body(resp).await["id"], "call-7");
+}
+
+#[tokio::test]
+async fn json_serde_cannot_hold_is_invalid_request_not_parse_error() {
+    let app = app("http://127.0.0.1:9", 100.0, 64);
+    let deep = format!(
+        "{{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\",\"params\":{{\"a\":{}{}}}}}",
+        "[".repeat(300),
+        "]".repeat(300)
+    );
+    let huge = r#"{"jsonrpc":"2.0","id":1,"method":"ping","params":{"n":1e400}}"#.to_owned();
+    for body in [deep, huge] {
+        let resp = app.clone().oneshot(post(&agent(), body)).await.unwrap();
+        assert_eq!(resp.status(), StatusCode::BAD_REQUEST);
+        assert_eq!(json_body(resp).await["error"]["code"], -32600);
+    }
+    let resp = app
+        .oneshot(post(&agent(), r#"{"jsonrpc":"2.0","id":1,"#))
+        .await
+        .unwrap();
+    assert_eq!(json_body(resp).await["error"]["code"], -32700);
+}
+
+#[tokio::test]
+async fn rmcp_plain_text_refusals_are_json_rpc_errors_with_their_status() {
+    let app = app("http://127.0.0.1:9", 100.0, 64);
+    let list = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}).to_string();
+    let cases = [
+        ("accept", "application/json", StatusCode::NOT_ACCEPTABLE),
+        (
+            "content-type",
+            "text/plain",
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+        ),
+        (
+            "mcp-protocol-version",
+            "1999-01-01",
+            StatusCode::BAD_REQUEST,
+        ),
+    ];
+    for (name, value, status) in cases {
+        let mut req = post(&agent(), list.clone());
+        req.headers_mut().insert(name, value.parse().unwrap());
+        let resp = app.clone().oneshot(req).await.unwrap();
+        assert_eq!(resp.status(), status, "{name}");
+        assert_eq!(resp.headers()["content-type"], "application/json", "{name}");
+        let body = json_body(resp).await;
+        assert_eq!(body["id"], Value::Null);
+        assert_eq!(body["error"]["code"], -32600);
+        assert!(!body["error"]["message"].as_str().unwrap().is_empty());
+    }
+    let resp = app
+        .oneshot(
+            Request::get("/mcp")
+                .header("host", "localhost")
+                .body(Body::empty())
+                .unwrap(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), StatusCode::METHOD_NOT_ALLOWED);
+    assert_eq!(resp.headers()["allow"], "POST");
+    assert_eq!(json_body(resp).await["error"]["code"], -32600);
+}
+
+#[tokio::test]
+async fn echoed_caller_text_is_clipped() {
+    let app = app("http://127.0.0.1:9", 100.0, 64);
+    let long = "x".repeat(100_000);
+    let resp = app
+        .clone()
+        .oneshot(tools_call(1, &agent(), &long, json!({})))
+        .await
+        .unwrap();
+    let message = json_body(resp).await["error"]["message"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(message.starts_with("unknown tool: xxx"), "{message}");
+    assert!(message.len() < 100, "{} bytes", message.len());
+
+    let resp = app
+        .clone()
+        .oneshot(tools_call(
+            2,
+            &agent(),
+            "search_knowledge_base",
+            json!({"query": "refund", "top_k": long}),
+        ))
+        .await
+        .unwrap();
+    let body = json_body(resp).await;
+    let err = tool_error(&body);
+    assert_eq!(err["code"], "invalid_argument");
+    assert!(err["message"].as_str().unwrap().len() < 200, "{err}");
+
+    let mut req = post(
+        &agent(),
+        json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}).to_string(),
+    );
+    req.headers_mut()
+        .insert("mcp-protocol-version", long.parse().unwrap());
+    let body = json_body(app.oneshot(req).await.unwrap()).await;
+    assert!(
+        body["error"]["message"].as_str().unwrap().len() < 100,
+        "{body}"
+    );
+}
+
+#[tokio::test]
+async fn the_public_base_url_replaces_the_host_in_oauth_metadata() {
+    let mut config = config("http://127.0.0.1:9", 64);
+    config.public_base_url = Some("https://mcp.example.com".to_owned());
+    let app = app_with(config, 100.0);
+    let metadata = Request::get("/.well-known/oauth-protected-resource")
+        .header("host", "localhost")
+        .body(Body::empty())
+        .unwrap();
+    let body = json_body(app.clone().oneshot(metadata).await.unwrap()).await;
+    assert_eq!(body["resource"], "https://mcp.example.com/mcp");
+
+    let mut unauthenticated = post(
+        "",
+        json!({"jsonrpc": "2.0", "id": 1, "method": "ping"}).to_string(),
+    );
+    unauthenticated.headers_mut().remove("authorization");
+    let resp = app.clone().oneshot(unauthenticated).await.unwrap();
+    assert_eq!(resp.status(), StatusCode::UNAUTHORIZED);
+    let challenge = resp.headers()["www-authenticate"].to_str().unwrap();
+    assert!(
+        challenge.contains(
+            "resource_metadata=\"https://mcp.example.com/.well-known/oauth-protected-resource\""
+        ),
+        "{challenge}"
+    );
+
+    // A foreign Host is refused here as on /mcp.
+    let foreign = Request::get("/.well-known/oauth-protected-resource")
+        .header("host", "evil.example")
+        .body(Body::empty())
+        .unwrap();
+    assert_eq!(
+        app.oneshot(foreign).await.unwrap().status(),
+        StatusCode::FORBIDDEN
+    );
+}
+
+#[tokio::test]
+async fn without_a_public_base_url_the_metadata_follows_the_allowed_host() {
+    let app = app("http://127.0.0.1:9", 100.0, 64);
+    let metadata = Request::get("/.well-known/oauth-protected-resource")
+        .header("host", "localhost")
+        .body(Body::empty())
+        .unwrap();
+    let body = json_body(app.oneshot(metadata).await.unwrap()).await;
+    assert_eq!(body["resource"], "http://localhost/mcp");
+}
