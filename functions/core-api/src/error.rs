@@ -30,7 +30,8 @@ pub enum ApiError {
     /// The request conflicts with the current state, e.g. an idempotency key reused (409).
     #[error("{0}")]
     Conflict(String),
-    /// The request's deadline passed, or PostgreSQL cancelled the statement on its timeout (504).
+    /// The request's deadline passed or ran out waiting for PostgreSQL, or PostgreSQL
+    /// cancelled the statement on its timeout (504).
     #[error("deadline exceeded")]
     DeadlineExceeded,
     /// A dependency cannot be reached or failed (503).
@@ -131,7 +132,7 @@ impl IntoResponse for ApiError {
 impl From<DbError> for ApiError {
     /// Classified database failures, logged here with their detail (which never reaches the
     /// caller): a busy pool is `overloaded`, an unreachable database `dependency_unavailable`,
-    /// a cancelled statement `deadline_exceeded`, a value PostgreSQL refused (SQLSTATE class
+    /// a cancelled statement or a deadline reached waiting `deadline_exceeded`, a value PostgreSQL refused (SQLSTATE class
     /// 22) `invalid_argument` — the input's fault, never a 500 — and any other failing query a
     /// bug (`internal`).
     fn from(e: DbError) -> Self {
@@ -149,6 +150,10 @@ impl From<DbError> for ApiError {
             }
             DbError::StatementTimeout => {
                 tracing::warn!("postgres statement timeout");
+                Self::DeadlineExceeded
+            }
+            DbError::DeadlineExceeded => {
+                tracing::warn!(error = %e, "postgres too slow for the request deadline");
                 Self::DeadlineExceeded
             }
             DbError::InvalidValue {

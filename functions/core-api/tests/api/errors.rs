@@ -141,7 +141,11 @@ async fn statement_timeout_is_deadline_exceeded() {
     assert_eq!(ApiError::from(err), ApiError::DeadlineExceeded);
     drop(client);
     // The pool keeps working after a cancelled statement.
-    queries::ping(&pool).await.expect("ping");
+    let budget = core_api::deadline::Budget {
+        deadline: None,
+        postgres: settings.postgres,
+    };
+    queries::ping(&pool, &budget).await.expect("ping");
 }
 
 fn with_deadline(uri: &str, deadline: &str) -> Request<Body> {
