@@ -139,8 +139,13 @@ stack_prepare() {
   aws_url="$(KOSHA_DEV_DIR="$DEV_DIR" "$ROOT/scripts/moto" start)" || die "the AWS emulator did not start"
   export AWS_ENDPOINT_URL="$aws_url" AWS_REGION="${AWS_REGION:-us-east-1}" \
     AWS_ACCESS_KEY_ID="${AWS_ACCESS_KEY_ID:-test}" AWS_SECRET_ACCESS_KEY="${AWS_SECRET_ACCESS_KEY:-test}"
-  local bootstrap
-  bootstrap="$("$(cargo_target)/debug/kosha-ops" bootstrap)" || die "kosha-ops bootstrap failed"
+  # The emulator starts empty, so bootstrap creates the chaos secret again: with the key the
+  # previous stack.env holds (or KOSHA_CHAOS_KEY of this shell), so that key stays valid across
+  # `up`s. stack.env then records what bootstrap printed: the secret's current value.
+  local bootstrap previous_key
+  previous_key="$(sed -n 's/^KOSHA_CHAOS_KEY=\([0-9a-f]\{64\}\)$/\1/p' "$DEV_DIR/stack.env" 2>/dev/null | tail -1 || true)"
+  bootstrap="$(KOSHA_CHAOS_KEY="${KOSHA_CHAOS_KEY:-$previous_key}" "$(cargo_target)/debug/kosha-ops" bootstrap)" \
+    || die "kosha-ops bootstrap failed"
   # KOSHA_STATE_TABLE, queue URLs, KOSHA_CHAOS_SECRET_ID, KOSHA_CHAOS_KEY: into this shell.
   local line
   while IFS= read -r line; do
