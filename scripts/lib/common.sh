@@ -29,10 +29,10 @@ free_port() {
   python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'
 }
 
-# Waits until URL answers 2xx, for at most $2 seconds.
+# Waits until URL answers 2xx, for at most $2 seconds (wall clock, however slow each try).
 wait_http() {
-  local url="$1" secs="${2:-30}" i
-  for ((i = 0; i < secs * 10; i++)); do
+  local url="$1" end=$((SECONDS + ${2:-30}))
+  while ((SECONDS < end)); do
     if curl -fsS -o /dev/null --max-time 1 "$url" 2>/dev/null; then return 0; fi
     sleep 0.1
   done

@@ -26,13 +26,52 @@ stop_fn() {
   rm -f "$f"
 }
 
-# Starts a function again with the port and environment it had at `up`: restart_fn NAME
+# The health URL of function NAME listening on PORT: health_url NAME PORT (1 when unknown).
+health_url() {
+  case "$1" in
+    core-api) printf 'http://127.0.0.1:%s/v1/health' "$2" ;;
+    mcp-gateway) printf 'http://127.0.0.1:%s/healthz' "$2" ;;
+    *) return 1 ;;
+  esac
+}
+
+# The URL a caller uses for function NAME on PORT: service_url NAME PORT.
+service_url() {
+  case "$1" in
+    mcp-gateway) printf 'http://127.0.0.1:%s/mcp' "$2" ;;
+    *) printf 'http://127.0.0.1:%s' "$2" ;;
+  esac
+}
+
+# Waits until a function started by start_fn answers its health check: wait_healthy NAME PORT.
+# At most KOSHA_START_WAIT_S seconds (default 30); fails at once, with the log's last lines,
+# when the process exits. core-api's check includes PostgreSQL.
+wait_healthy() {
+  local name="$1" port="$2" url pid end log_file="$DEV_DIR/logs/$1.log"
+  url="$(health_url "$name" "$port")" || return 0
+  pid="$(cat "$DEV_DIR/pids/$name.pid")"
+  end=$((SECONDS + ${KOSHA_START_WAIT_S:-30}))
+  while ((SECONDS < end)); do
+    if curl -fsS -o /dev/null --max-time 1 "$url" 2>/dev/null; then return 0; fi
+    if ! kill -0 "$pid" 2>/dev/null; then
+      rm -f "$DEV_DIR/pids/$name.pid"
+      tail -n 5 "$log_file" >&2 2>/dev/null || true
+      die "$name exited while starting (log: $log_file)"
+    fi
+    sleep 0.1
+  done
+  die "$name (pid $pid) did not answer $url within ${KOSHA_START_WAIT_S:-30} s; it is left running (log: $log_file)"
+}
+
+# Starts a function again with the port and environment it had at `up`, and waits until it
+# answers its health check: restart_fn NAME
 restart_fn() {
   local name="$1" f="$DEV_DIR/cmd/$1.args" args
   [[ -f "$f" ]] || die "$name was never started by scripts/dev up"
   [[ ! -f "$DEV_DIR/pids/$name.pid" ]] || stop_fn "$name"
   mapfile -t args < "$f"
   start_fn "$name" "${args[@]}"
+  wait_healthy "$name" "${args[0]}"
 }
 
 # Stops everything recorded under $DEV_DIR/pids (TERM, then KILL after 5 s), and the emulator.
@@ -55,16 +94,47 @@ stop_all() {
   done
 }
 
-# Prints each recorded process and whether it runs; returns 1 when any is down.
+# One line per component of the stack: NAME, state, URL, pid. States: `running` (the process
+# is alive and, for a function, answers its health check), `unhealthy` (alive, check fails),
+# `stopped`. PostgreSQL is the stack.env's DATABASE_URL (never stopped by `down`). Returns 1
+# when any component is not running.
 status_all() {
-  local f pid name ok=0
-  echo "aws-emulator: $(KOSHA_DEV_DIR="$DEV_DIR" "$ROOT/scripts/moto" status 2>/dev/null || echo stopped)"
-  if ! compgen -G "$DEV_DIR/pids/*.pid" >/dev/null; then
-    echo "stack: not running"; return 1
+  local ok=0 f name pid port url state db_url="" env_file="$DEV_DIR/stack.env"
+  row() {  # NAME STATE [URL [PID]]
+    if [[ -n "${4:-}" ]]; then printf '%-13s %-10s %-44s pid %s\n' "$1" "$2" "$3" "$4"
+    elif [[ -n "${3:-}" ]]; then printf '%-13s %-10s %s\n' "$1" "$2" "$3"
+    else printf '%-13s %s\n' "$1" "$2"; fi
+    [[ "$2" == running ]] || ok=1
+  }
+  if [[ -f "$env_file" ]]; then db_url="$(sed -n 's/^DATABASE_URL=//p' "$env_file" | tail -1)"; fi
+  if [[ -n "$db_url" ]]; then
+    if PGCONNECT_TIMEOUT=2 psql "$db_url" -tAc 'select 1' >/dev/null 2>&1; then state=running; else state=stopped; fi
+    row postgres "$state" "$db_url"
   fi
-  for f in "$DEV_DIR"/pids/*.pid; do
-    name="$(basename "$f" .pid)"; pid="$(cat "$f")"
-    if kill -0 "$pid" 2>/dev/null; then echo "$name: running (pid $pid)"; else echo "$name: stopped"; ok=1; fi
+  url="$(KOSHA_DEV_DIR="$DEV_DIR" "$ROOT/scripts/moto" status 2>/dev/null | sed -n 's/^running //p' || true)"
+  if [[ -n "$url" ]]; then row aws-emulator running "$url" "$(cat "$DEV_DIR/moto.pid" 2>/dev/null)"
+  else row aws-emulator stopped; fi
+  if ! compgen -G "$DEV_DIR/cmd/*.args" >/dev/null && ! compgen -G "$DEV_DIR/pids/*.pgid" >/dev/null; then
+    echo "stack: not started (scripts/dev up starts it)"
+    return 1
+  fi
+  for f in "$DEV_DIR"/cmd/*.args; do
+    [[ -e "$f" ]] || continue
+    name="$(basename "$f" .args)"; port="$(head -n 1 "$f")"; pid=""; state=stopped
+    [[ -f "$DEV_DIR/pids/$name.pid" ]] && pid="$(cat "$DEV_DIR/pids/$name.pid")"
+    if [[ -n "$pid" ]] && kill -0 "$pid" 2>/dev/null; then
+      state=running
+      url="$(health_url "$name" "$port")" && ! curl -fsS -o /dev/null --max-time 1 "$url" 2>/dev/null && state=unhealthy
+    else
+      pid=""
+    fi
+    row "$name" "$state" "$(service_url "$name" "$port")" "$pid"
+  done
+  for f in "$DEV_DIR"/pids/*.pgid; do
+    [[ -e "$f" ]] || continue
+    name="$(basename "$f" .pgid)"; pid="$(cat "$f")"; url=""
+    [[ -f "$env_file" ]] && url="$(sed -n 's/^KOSHA_GATEWAY_URL=//p' "$env_file" | tail -1)"
+    if kill -0 -- "-$pid" 2>/dev/null; then row "$name" running "$url" "$pid"; else row "$name" stopped "$url"; fi
   done
   return $ok
 }
@@ -77,11 +147,11 @@ stack_up() {
   core_port="$(free_port)"; gw_port="$(free_port)"
   log "starting core-api on 127.0.0.1:$core_port"
   start_fn core-api "$core_port" DATABASE_URL="$STACK_DB_URL"
-  wait_http "http://127.0.0.1:$core_port/v1/health" 30 || die "core-api did not start (see $DEV_DIR/logs/core-api.log)"
+  wait_healthy core-api "$core_port"
   log "starting mcp-gateway on 127.0.0.1:$gw_port"
   start_fn mcp-gateway "$gw_port" KOSHA_CORE_API_URL="http://127.0.0.1:$core_port" "${GATEWAY_ENV[@]}" \
     KOSHA_METRICS_FLUSH_MS="${KOSHA_METRICS_FLUSH_MS:-10000}"
-  wait_http "http://127.0.0.1:$gw_port/healthz" 30 || die "mcp-gateway did not start (see $DEV_DIR/logs/mcp-gateway.log)"
+  wait_healthy mcp-gateway "$gw_port"
   stack_write_env "http://127.0.0.1:$gw_port/mcp" "http://127.0.0.1:$core_port"
 }
 
@@ -121,6 +191,35 @@ stack_up_lambda() {
   stack_write_env "$base/mcp-gateway/mcp" "$base/core-api"
 }
 
+# A debug build of every binary. On a terminal cargo shows its own progress; otherwise its
+# output goes to $DEV_DIR/logs/build.log with a line every 30 s (crates compiled so far), and
+# the log's last lines are printed when the build fails.
+build_bins() {
+  local log_file="$DEV_DIR/logs/build.log" pid rc=0
+  mkdir -p "$DEV_DIR/logs"
+  if [[ -t 2 ]]; then
+    log "building the functions (cargo build --bins; a first build takes several minutes)"
+    (cd "$ROOT" && cargo build --bins) || die "cargo build failed"
+    return 0
+  fi
+  log "building the functions (cargo build --bins; a first build takes several minutes; log: $log_file)"
+  (cd "$ROOT" && exec cargo build --bins) >"$log_file" 2>&1 &
+  pid=$!
+  local next=$((SECONDS + 30))
+  while kill -0 "$pid" 2>/dev/null; do
+    if ((SECONDS >= next)); then
+      log "still building: $(grep -c '^ *Compiling ' "$log_file" || true) crates compiled so far"
+      next=$((SECONDS + 30))
+    fi
+    sleep 0.5
+  done
+  wait "$pid" || rc=$?
+  if ((rc != 0)); then
+    tail -n 30 "$log_file" >&2
+    die "cargo build failed (log: $log_file)"
+  fi
+}
+
 # Everything but the functions: PostgreSQL and the database, a debug build of every binary,
 # the AWS emulator with its bootstrap output exported, migration and seed, dev signing key and
 # tokens. Sets STACK_DB_URL, STACK_BOOTSTRAP, STACK_ISSUER, STACK_AGENT_TOKEN,
@@ -132,15 +231,19 @@ stack_prepare() {
   mkdir -p "$DEV_DIR"
   ensure_postgres "$db_url"
   ensure_database "$db_url"
-  log "building the functions"
-  (cd "$ROOT" && cargo build --quiet --bins)
+  build_bins
   log "starting the AWS emulator (moto) and bootstrapping the state table, queues and secret"
   local aws_url
   aws_url="$(KOSHA_DEV_DIR="$DEV_DIR" "$ROOT/scripts/moto" start)" || die "the AWS emulator did not start"
   export AWS_ENDPOINT_URL="$aws_url" AWS_REGION="${AWS_REGION:-us-east-1}" \
     AWS_ACCESS_KEY_ID="${AWS_ACCESS_KEY_ID:-test}" AWS_SECRET_ACCESS_KEY="${AWS_SECRET_ACCESS_KEY:-test}"
-  local bootstrap
-  bootstrap="$("$(cargo_target)/debug/kosha-ops" bootstrap)" || die "kosha-ops bootstrap failed"
+  # The emulator starts empty, so bootstrap creates the chaos secret again: with the key the
+  # previous stack.env holds (or KOSHA_CHAOS_KEY of this shell), so that key stays valid across
+  # `up`s. stack.env then records what bootstrap printed: the secret's current value.
+  local bootstrap previous_key
+  previous_key="$(sed -n 's/^KOSHA_CHAOS_KEY=\([0-9a-f]\{64\}\)$/\1/p' "$DEV_DIR/stack.env" 2>/dev/null | tail -1 || true)"
+  bootstrap="$(KOSHA_CHAOS_KEY="${KOSHA_CHAOS_KEY:-$previous_key}" "$(cargo_target)/debug/kosha-ops" bootstrap)" \
+    || die "kosha-ops bootstrap failed"
   # KOSHA_STATE_TABLE, queue URLs, KOSHA_CHAOS_SECRET_ID, KOSHA_CHAOS_KEY: into this shell.
   local line
   while IFS= read -r line; do

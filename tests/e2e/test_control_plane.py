@@ -117,3 +117,6 @@ def test_state_table_down_fails_open_and_is_counted(gateway_url, agent_token, st
         subprocess.run([str(ROOT / "scripts" / "moto"), "start"], env=env, check=True, capture_output=True)
         boot = ops(stack, "bootstrap")
         assert boot.returncode == 0, boot.stderr
+        # The restarted emulator lost the chaos secret: bootstrap (given the stack's environment)
+        # recreates it with the key stack.env holds, so chaos headers signed with it still verify.
+        assert f"KOSHA_CHAOS_KEY={stack['KOSHA_CHAOS_KEY']}" in boot.stdout.splitlines()

@@ -30,7 +30,8 @@ fn ops(table: &str, secret: &str) -> Command {
         .env("AWS_SECRET_ACCESS_KEY", "test")
         .env("AWS_EC2_METADATA_DISABLED", "true")
         .env("KOSHA_STATE_TABLE", table)
-        .env("KOSHA_CHAOS_SECRET_ID", secret);
+        .env("KOSHA_CHAOS_SECRET_ID", secret)
+        .env_remove("KOSHA_CHAOS_KEY");
     cmd
 }
 
@@ -129,6 +130,85 @@ async fn bootstrap_is_idempotent_and_prints_the_stack_env() {
             .unwrap()
             .ends_with("kosha-screening-requests-dlq")
     );
+}
+
+fn chaos_key(bootstrap_stdout: &str) -> String {
+    bootstrap_stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("KOSHA_CHAOS_KEY="))
+        .expect("KOSHA_CHAOS_KEY line")
+        .to_owned()
+}
+
+async fn secrets_client() -> aws_sdk_secretsmanager::Client {
+    let sdk = aws_config::defaults(aws_config::BehaviorVersion::latest())
+        .endpoint_url(endpoint())
+        .region(aws_config::Region::new("us-east-1"))
+        .credentials_provider(aws_sdk_secretsmanager::config::Credentials::new(
+            "test", "test", None, None, "tests",
+        ))
+        .load()
+        .await;
+    aws_sdk_secretsmanager::Client::new(&sdk)
+}
+
+/// The emulator restarting (a dev stack's `scripts/moto stop; start`, or the e2e fail-open
+/// test) loses the secret; bootstrap then recreates it with the key the stack already uses
+/// (`KOSHA_CHAOS_KEY` from its stack.env), so stack.env stays right. An existing secret is
+/// never rotated.
+#[tokio::test]
+async fn bootstrap_keeps_the_stacks_chaos_key_when_the_secret_was_lost() {
+    let (table, secret) = (unique("kosha-ops-test"), unique("kosha/chaos"));
+    let first = chaos_key(&bootstrap(&table, &secret));
+    let secrets = secrets_client().await;
+    secrets
+        .delete_secret()
+        .secret_id(&secret)
+        .force_delete_without_recovery(true)
+        .send()
+        .await
+        .unwrap();
+
+    let mut cmd = ops(&table, &secret);
+    cmd.env("KOSHA_CHAOS_KEY", &first);
+    let again = run(&mut cmd, &["bootstrap"]);
+    assert_eq!(again.status.code(), Some(0), "stderr: {}", stderr(&again));
+    assert_eq!(
+        chaos_key(&stdout(&again)),
+        first,
+        "recreated with the stack's key"
+    );
+    let stored = secrets
+        .get_secret_value()
+        .secret_id(&secret)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(stored.secret_string(), Some(first.as_str()));
+
+    // A different key in the environment does not rotate the existing secret.
+    let other = "ab".repeat(32);
+    let mut cmd = ops(&table, &secret);
+    cmd.env("KOSHA_CHAOS_KEY", &other);
+    let kept = run(&mut cmd, &["bootstrap"]);
+    assert_eq!(kept.status.code(), Some(0), "stderr: {}", stderr(&kept));
+    assert_eq!(chaos_key(&stdout(&kept)), first);
+    let warning = stderr(&kept);
+    assert_eq!(warning.lines().count(), 1, "{warning}");
+    assert!(warning.contains("KOSHA_CHAOS_KEY"), "{warning}");
+    assert!(
+        !warning.contains(&other) && !warning.contains(&first),
+        "no key in {warning}"
+    );
+
+    // A malformed key is refused before anything is created, without echoing it.
+    let (table, secret) = (unique("kosha-ops-test"), unique("kosha/chaos"));
+    let mut cmd = ops(&table, &secret);
+    cmd.env("KOSHA_CHAOS_KEY", "not-hex-secret");
+    let o = run(&mut cmd, &["bootstrap"]);
+    assert_refused(&o, 2);
+    assert!(stderr(&o).contains("KOSHA_CHAOS_KEY"), "{}", stderr(&o));
+    assert!(!stderr(&o).contains("not-hex-secret"), "{}", stderr(&o));
 }
 
 #[test]

@@ -155,3 +155,48 @@ fn missing_key_exits_1_with_one_line() {
     assert!(stderr.starts_with("kosha-ops: "), "{stderr}");
     assert!(out.stdout.is_empty());
 }
+
+/// A client id the gateway will not accept still mints (tests mint such tokens on purpose),
+/// with a one-line warning on stderr when `KOSHA_ALLOWED_CLIENT_IDS` says so (SPEC §5, §11).
+#[test]
+fn mint_warns_when_the_client_id_is_not_allowed() {
+    let dir = temp_dir("allowed");
+    let out = ops(
+        &["token", "keygen", "--out-dir", dir.to_str().unwrap()],
+        &[],
+    );
+    assert_eq!(out.status.code(), Some(0));
+    let key = dir.join("dev-signing-key.pem");
+    let mint = |client_id: &str, allowed: Option<&str>| {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_kosha-ops"));
+        command
+            .args(["token", "mint", "--role", "agent", "--client-id", client_id])
+            .env("KOSHA_DEV_SIGNING_KEY", &key)
+            .env("KOSHA_JWT_ISSUER", ISSUER)
+            .env_remove("KOSHA_ALLOWED_CLIENT_IDS");
+        if let Some(list) = allowed {
+            command.env("KOSHA_ALLOWED_CLIENT_IDS", list);
+        }
+        let out = command.output().unwrap();
+        assert_eq!(out.status.code(), Some(0), "{client_id} {allowed:?}");
+        assert_eq!(stdout(&out).split('.').count(), 3, "a JWT on stdout");
+        String::from_utf8(out.stderr).unwrap()
+    };
+    let warning = mint("someone-else", Some("kosha-dev-agent, kosha-dev-operator"));
+    assert_eq!(warning.lines().count(), 1, "{warning}");
+    assert!(warning.starts_with("kosha-ops: warning: "), "{warning}");
+    assert!(warning.contains("\"someone-else\""), "{warning}");
+    assert!(warning.contains("KOSHA_ALLOWED_CLIENT_IDS"), "{warning}");
+    assert!(warning.contains("reject"), "{warning}");
+    // Listed (the gateway trims around commas), unset, or blank: nothing to say.
+    assert_eq!(
+        mint(
+            "kosha-dev-operator",
+            Some("kosha-dev-agent, kosha-dev-operator")
+        ),
+        ""
+    );
+    assert_eq!(mint("someone-else", None), "");
+    assert_eq!(mint("someone-else", Some(" , ")), "");
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -1,5 +1,7 @@
 //! The binary's commands: `core-api` serves, `core-api migrate` migrates and seeds,
-//! `core-api seed --check` verifies that the seed is present (exit 1 when not).
+//! `core-api seed --check` verifies that the seed is present (exit 1 when not). The two
+//! maintenance commands end with one plain line on stdout saying what they found or did
+//! (after the JSON log lines); a failure is one line on stderr.
 
 use crate::config::Config;
 use crate::db::{self, migrate, seed};
@@ -52,8 +54,15 @@ pub enum CliError {
     #[error(transparent)]
     Serve(#[from] kosha_runtime::ServeError),
     /// `seed --check` found seeded rows missing.
-    #[error("seed data is missing; run `core-api migrate`")]
-    SeedMissing,
+    #[error(
+        "seed data is incomplete: found {found}; the seed has {expected}; run `core-api migrate`"
+    )]
+    SeedMissing {
+        /// Seeded rows present.
+        found: seed::SeedCounts,
+        /// Rows the seed holds.
+        expected: seed::SeedCounts,
+    },
 }
 
 /// Runs `command` with `config`.
@@ -71,19 +80,24 @@ pub async fn run(command: Command, config: &Config) -> Result<(), CliError> {
             let mut client = migrate::connect(&config.database_url).await?;
             let report = migrate::migrate_and_seed(&mut client).await?;
             tracing::info!(
-                applied = ?report.applied,
-                accounts = report.seeded.accounts,
-                transactions = report.seeded.transactions,
-                articles = report.seeded.articles,
+                migrations_applied = ?report.applied,
+                schema_version = report.version,
+                accounts_inserted = report.seeded.accounts,
+                transactions_inserted = report.seeded.transactions,
+                articles_inserted = report.seeded.articles,
                 "migrated and seeded"
             );
+            println!("core-api migrate: {report}");
         }
         Command::SeedCheck => {
             let client = migrate::connect(&config.database_url).await?;
-            if !seed::is_present(&client, &seed::generate()).await? {
-                return Err(CliError::SeedMissing);
+            let data = seed::generate();
+            let found = seed::count_present(&client, &data).await?;
+            let expected = data.counts();
+            if found != expected {
+                return Err(CliError::SeedMissing { found, expected });
             }
-            tracing::info!("seed present");
+            println!("core-api seed --check: seed present ({found})");
         }
     }
     Ok(())

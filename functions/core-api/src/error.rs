@@ -30,7 +30,8 @@ pub enum ApiError {
     /// The request conflicts with the current state, e.g. an idempotency key reused (409).
     #[error("{0}")]
     Conflict(String),
-    /// The request's deadline passed, or PostgreSQL cancelled the statement on its timeout (504).
+    /// The request's deadline passed or ran out waiting for PostgreSQL, or PostgreSQL
+    /// cancelled the statement on its timeout (504).
     #[error("deadline exceeded")]
     DeadlineExceeded,
     /// A dependency cannot be reached or failed (503).
@@ -131,7 +132,9 @@ impl IntoResponse for ApiError {
 impl From<DbError> for ApiError {
     /// Classified database failures, logged here with their detail (which never reaches the
     /// caller): a busy pool is `overloaded`, an unreachable database `dependency_unavailable`,
-    /// a cancelled statement `deadline_exceeded`, and a failing query a bug (`internal`).
+    /// a cancelled statement or a deadline reached waiting `deadline_exceeded`, a value PostgreSQL refused (SQLSTATE class
+    /// 22) `invalid_argument` — the input's fault, never a 500 — and any other failing query a
+    /// bug (`internal`).
     fn from(e: DbError) -> Self {
         match e {
             DbError::PoolExhausted => {
@@ -149,11 +152,43 @@ impl From<DbError> for ApiError {
                 tracing::warn!("postgres statement timeout");
                 Self::DeadlineExceeded
             }
+            DbError::DeadlineExceeded => {
+                tracing::warn!(error = %e, "postgres too slow for the request deadline");
+                Self::DeadlineExceeded
+            }
+            DbError::InvalidValue {
+                ref sqlstate,
+                ref detail,
+            } => {
+                tracing::warn!(sqlstate = %sqlstate, detail = %detail, "postgres refused a value");
+                Self::InvalidArgument(data_exception_message(sqlstate).to_owned())
+            }
             DbError::Query(ref detail) => {
                 tracing::error!(detail = %detail, "query failed");
                 Self::Internal
             }
         }
+    }
+}
+
+/// What a class-22 SQLSTATE (PostgreSQL "data exception") tells the caller about its input.
+/// The database does not know which request field held the value, so the message names the
+/// kind of value; routes check their fields first so this is a last line of defence.
+fn data_exception_message(sqlstate: &str) -> &'static str {
+    match sqlstate {
+        // character_not_in_repertoire, untranslatable_character
+        "22021" | "22P05" => {
+            "a text value contains a character that cannot be stored (such as NUL)"
+        }
+        // string_data_right_truncation
+        "22001" => "a text value is too long",
+        // numeric_value_out_of_range
+        "22003" => "a number is out of range",
+        // invalid_datetime_format, datetime_field_overflow, invalid_time_zone_displacement_value
+        "22007" | "22008" | "22009" => "a date or time is malformed or out of range",
+        // invalid_text_representation
+        "22P02" => "a value does not have the form its field needs",
+        _ => "a value in the request is not valid",
     }
 }
 

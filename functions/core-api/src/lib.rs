@@ -3,7 +3,8 @@
 //! - [`routes`]: the axum router — transactions, account listing, knowledge search, health.
 //! - [`db`]: pool, migrations, the deterministic seed and the queries.
 //! - [`error`]: the one error enum and its JSON wire shape.
-//! - [`cursor`], [`ids`]: the opaque pagination cursor and id shape checks.
+//! - [`cursor`], [`ids`], [`text`]: the opaque pagination cursor, id shape checks and
+//!   free-text checks.
 //! - [`deadline`]: `X-Request-Deadline` and the per-statement budget (SPEC §7).
 //! - [`config`], [`cli`]: environment and the binary's commands.
 #![forbid(unsafe_code)]
@@ -18,3 +19,4 @@ pub mod error;
 pub mod ids;
 pub mod routes;
 pub mod secret_url;
+pub mod text;

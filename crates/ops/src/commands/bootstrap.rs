@@ -4,10 +4,17 @@
 //! - queues `kosha-events` and `kosha-screening-requests`, each with a DLQ (`<name>-dlq`,
 //!   redrive after 5 receives);
 //! - the chaos secret `KOSHA_CHAOS_SECRET_ID`: 32 random bytes as 64 lowercase hex characters.
+//!   An existing secret is never rotated (its value is printed, even when `KOSHA_CHAOS_KEY`
+//!   differs: a warning says so). For a loopback endpoint, a missing secret is created with
+//!   `KOSHA_CHAOS_KEY` when that is set: the local emulator keeps nothing across a restart, and
+//!   re-bootstrapping with the stack's environment (`.dev/stack.env`) must bring back the key
+//!   stack.env already holds, not a new one. For a real account `KOSHA_CHAOS_KEY` is ignored
+//!   (a key that sat in a dev file must not become a deployed secret).
 //!
 //! Prints `KEY=value` lines for `.dev/stack.env`. Refuses (exit 2) unless every configured AWS
-//! endpoint is on loopback, or `--yes` is given. `KOSHA_CHAOS_KEY` (the secret itself) is
-//! printed only for a loopback endpoint, never for a real account.
+//! endpoint is on loopback, or `--yes` is given, and when `KOSHA_CHAOS_KEY` is set but
+//! malformed. `KOSHA_CHAOS_KEY` (the secret itself) is printed only for a loopback endpoint,
+//! never for a real account.
 
 use std::collections::HashMap;
 
@@ -27,6 +34,8 @@ pub struct BootstrapArgs {
     yes: bool,
 }
 
+/// The chaos key a local stack already uses (stack.env's line), hex.
+const CHAOS_KEY_ENV: &str = "KOSHA_CHAOS_KEY";
 const EVENTS_QUEUE: &str = "kosha-events";
 const SCREENING_QUEUE: &str = "kosha-screening-requests";
 const MAX_RECEIVE_COUNT: u32 = 5;
@@ -132,8 +141,13 @@ async fn queue_with_dlq(sqs: &Sqs, name: &str) -> Result<(String, String), Failu
     Ok((url, dlq_url))
 }
 
-/// Reads the chaos secret, creating it when missing; returns the hex key.
-async fn chaos_secret(secrets: &Secrets, id: &str) -> Result<String, Failure> {
+/// Reads the chaos secret, creating it when missing with `wanted` (else a random key);
+/// returns the hex key the secret holds.
+async fn chaos_secret(
+    secrets: &Secrets,
+    id: &str,
+    wanted: Option<&str>,
+) -> Result<String, Failure> {
     for _ in 0..2 {
         match secrets.get_secret_value().secret_id(id).send().await {
             Ok(out) => {
@@ -141,14 +155,21 @@ async fn chaos_secret(secrets: &Secrets, id: &str) -> Result<String, Failure> {
                 decode_chaos_key(&value).map_err(|why| {
                     Failure::Failed(format!("secret {id} exists but is malformed: {why}"))
                 })?;
-                return Ok(value.trim().to_owned());
+                let value = value.trim().to_owned();
+                if wanted.is_some_and(|w| w != value) {
+                    eprintln!(
+                        "kosha-ops: warning: secret {id} holds a different key than \
+                         {CHAOS_KEY_ENV}; kept the secret's key (printed), not rotated"
+                    );
+                }
+                return Ok(value);
             }
             Err(e)
                 if e.as_service_error()
                     .is_some_and(|s| s.is_resource_not_found_exception()) => {}
             Err(e) => return Err(failed("GetSecretValue", e)),
         }
-        let key = hex::encode(rand::random::<[u8; 32]>());
+        let key = wanted.map_or_else(|| hex::encode(rand::random::<[u8; 32]>()), str::to_owned);
         match secrets
             .create_secret()
             .name(id)
@@ -181,6 +202,7 @@ pub async fn run(args: BootstrapArgs) -> Result<(), Failure> {
             "refusing to bootstrap a non-local AWS endpoint ({why}); pass --yes to do it anyway"
         )));
     }
+    let wanted = wanted_chaos_key(env.get(CHAOS_KEY_ENV), local.is_ok())?;
     let sdk = kosha_runtime::aws::sdk_config().await;
     let table = StateTable::from_env(&sdk).map_err(|e| Failure::Usage(e.to_string()))?;
     table
@@ -195,7 +217,7 @@ pub async fn run(args: BootstrapArgs) -> Result<(), Failure> {
         .map(|v| v.trim().to_owned())
         .filter(|v| !v.is_empty())
         .unwrap_or_else(|| DEFAULT_CHAOS_SECRET_ID.to_owned());
-    let key = chaos_secret(&Secrets::new(&sdk), &secret_id).await?;
+    let key = chaos_secret(&Secrets::new(&sdk), &secret_id, wanted.as_deref()).await?;
 
     println!("KOSHA_STATE_TABLE={}", table.name());
     println!("KOSHA_EVENTS_QUEUE_URL={events}");
@@ -209,6 +231,24 @@ pub async fn run(args: BootstrapArgs) -> Result<(), Failure> {
     Ok(())
 }
 
+/// `KOSHA_CHAOS_KEY` as the key for a missing secret: trimmed and lowercased, honoured only
+/// for a local endpoint, `None` when unset or blank.
+///
+/// # Errors
+/// [`Failure::Usage`] naming the variable (never its value) when it is not a valid key.
+fn wanted_chaos_key(value: Option<&String>, local: bool) -> Result<Option<String>, Failure> {
+    let Some(value) = value.map(|v| v.trim()).filter(|v| !v.is_empty()) else {
+        return Ok(None);
+    };
+    if !local {
+        eprintln!("kosha-ops: warning: {CHAOS_KEY_ENV} is ignored for a non-local endpoint");
+        return Ok(None);
+    }
+    decode_chaos_key(value)
+        .map_err(|why| Failure::Usage(format!("{CHAOS_KEY_ENV} is not a chaos key: {why}")))?;
+    Ok(Some(value.to_ascii_lowercase()))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -218,6 +258,27 @@ mod tests {
             .iter()
             .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
             .collect()
+    }
+
+    #[test]
+    fn chaos_key_from_the_environment_only_when_local_and_valid() {
+        let key = "AB".repeat(32);
+        assert_eq!(
+            wanted_chaos_key(Some(&format!(" {key}\n")), true).ok(),
+            Some(Some("ab".repeat(32)))
+        );
+        assert_eq!(wanted_chaos_key(Some(&key), false).ok(), Some(None));
+        assert_eq!(wanted_chaos_key(None, true).ok(), Some(None));
+        assert_eq!(
+            wanted_chaos_key(Some(&"  ".to_owned()), true).ok(),
+            Some(None)
+        );
+        for bad in ["xyz", "abcd"] {
+            match wanted_chaos_key(Some(&bad.to_owned()), true) {
+                Err(Failure::Usage(m)) => assert!(!m.contains(bad), "{m}"),
+                other => panic!("{bad}: {other:?}"),
+            }
+        }
     }
 
     #[test]

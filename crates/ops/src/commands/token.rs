@@ -8,6 +8,9 @@
 //! - `mint --role agent|operator [--role …] --client-id ID [--ttl 12h]` prints the token on
 //!   stdout. Key from `--key`/`KOSHA_DEV_SIGNING_KEY` (default `.dev/dev-signing-key.pem`),
 //!   issuer from `--issuer`/`KOSHA_JWT_ISSUER` (default `http://127.0.0.1/kosha-dev`).
+//!   When `KOSHA_ALLOWED_CLIENT_IDS` is set (the gateway's comma list, SPEC §5) and does not
+//!   hold the client id, it still mints (exit 0: tests mint refused tokens on purpose) and
+//!   prints one warning line on stderr that the gateway will reject the token.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -48,7 +51,8 @@ pub struct MintArgs {
     /// Role (Cognito group) to grant; repeat for both.
     #[arg(long = "role", value_enum, required = true)]
     roles: Vec<RoleArg>,
-    /// The app client id (`client_id`, `sub`, `username`); must be in KOSHA_ALLOWED_CLIENT_IDS.
+    /// The app client id (`client_id`, `sub`, `username`); the gateway accepts only those in
+    /// KOSHA_ALLOWED_CLIENT_IDS (a warning says so when it is set and does not list this one).
     #[arg(long)]
     client_id: String,
     /// Lifetime, e.g. 12h, 30m, 3600s (at most 30d).
@@ -127,10 +131,56 @@ fn mint(args: &MintArgs) -> Result<(), CommandError> {
     let mut claims = MintClaims::new(&args.issuer, &args.client_id, &roles);
     claims.ttl = args.ttl;
     println!("{}", dev::mint(&pem, &kid, &claims)?);
+    let allowed = std::env::var(ALLOWED_CLIENT_IDS_ENV).ok();
+    if let Some(warning) = not_allowed_warning(&args.client_id, allowed.as_deref()) {
+        eprintln!("kosha-ops: warning: {warning}");
+    }
     Ok(())
+}
+
+/// The gateway's list of accepted client ids (SPEC §5).
+const ALLOWED_CLIENT_IDS_ENV: &str = "KOSHA_ALLOWED_CLIENT_IDS";
+
+/// Why the gateway would refuse a token for `client_id`, given `KOSHA_ALLOWED_CLIENT_IDS`
+/// (`None` when unset). The list is read as the gateway reads it: comma-separated, each entry
+/// trimmed, empty entries dropped; an empty list says nothing (the gateway would not start).
+fn not_allowed_warning(client_id: &str, allowed: Option<&str>) -> Option<String> {
+    let listed: Vec<&str> = allowed?
+        .split(',')
+        .map(str::trim)
+        .filter(|id| !id.is_empty())
+        .collect();
+    if listed.is_empty() || listed.contains(&client_id) {
+        return None;
+    }
+    Some(format!(
+        "client id {client_id:?} is not in {ALLOWED_CLIENT_IDS_ENV} ({}); a gateway with this \
+         list will reject the token (401)",
+        listed.join(",")
+    ))
 }
 
 fn read_key(path: &Path) -> Result<String, CommandError> {
     dev::read_private_pem(path)
         .map_err(|e| format!("{e} (run `kosha-ops token keygen` first)").into())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::not_allowed_warning;
+
+    #[test]
+    fn warns_only_for_a_client_id_missing_from_a_non_empty_list() {
+        let warning = not_allowed_warning("x", Some("a, b")).unwrap();
+        assert!(
+            warning.contains("\"x\"") && warning.contains("(a,b)"),
+            "{warning}"
+        );
+        assert_eq!(not_allowed_warning("b", Some("a, b ,")), None);
+        assert_eq!(not_allowed_warning("x", None), None);
+        assert_eq!(not_allowed_warning("x", Some("")), None);
+        assert_eq!(not_allowed_warning("x", Some(" , ")), None);
+        // Exact match, as the gateway compares.
+        assert!(not_allowed_warning("A", Some("a")).is_some());
+    }
 }

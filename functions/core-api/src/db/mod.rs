@@ -12,7 +12,7 @@ pub mod seed;
 use deadpool_postgres::{PoolError, TimeoutType};
 use tokio_postgres::error::SqlState;
 
-pub use pool::{PgPool, PoolSettings, build_pool};
+pub use pool::{PgPool, PoolSettings, build_pool, checkout};
 
 /// A database failure, classified by what it means for the request.
 #[derive(Debug, thiserror::Error)]
@@ -27,6 +27,21 @@ pub enum DbError {
     /// request's deadline left no time to send it.
     #[error("statement timed out")]
     StatementTimeout,
+    /// The request's deadline ran out while waiting for a pooled connection, opening one, or
+    /// waiting for an answer PostgreSQL never sent ([`pool::checkout`], seed 004 §2).
+    #[error("request deadline reached waiting for postgres")]
+    DeadlineExceeded,
+    /// PostgreSQL refused a value (SQLSTATE class 22, "data exception": a NUL in text 22021,
+    /// a malformed number 22P02, a too-long string 22001, out-of-range numbers 22003 or dates
+    /// 22007/22008, division by zero 22012, ...). The request's input is at fault, not
+    /// core-api: it answers 400 (`crate::error`).
+    #[error("postgres refused a value: {detail} ({sqlstate})")]
+    InvalidValue {
+        /// The five-character SQLSTATE, e.g. `22021`.
+        sqlstate: String,
+        /// PostgreSQL's message, for the log only.
+        detail: String,
+    },
     /// The statement itself failed: a bug in core-api (bad SQL, type mismatch, constraint).
     #[error("query failed: {0}")]
     Query(String),
@@ -41,6 +56,11 @@ impl From<tokio_postgres::Error> for DbError {
             }
             return if is_unavailable_state(code) {
                 Self::Unavailable(db.message().to_owned())
+            } else if code.code().starts_with("22") {
+                Self::InvalidValue {
+                    sqlstate: code.code().to_owned(),
+                    detail: db.message().to_owned(),
+                }
             } else {
                 Self::Query(format!("{} ({})", db.message(), code.code()))
             };

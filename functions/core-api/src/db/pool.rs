@@ -6,12 +6,24 @@
 //! database's `max_connections`. A request that cannot get a connection within `wait` fails fast
 //! with `overloaded` instead of queueing; a connection that cannot be opened within `create`
 //! fails with `dependency_unavailable`.
+//!
+//! [`checkout`] bounds all of it by the request's deadline too (SPEC §7): waiting, connecting
+//! and recycling together end `margin` (100 ms) before `X-Request-Deadline`. Whichever limit
+//! runs out first names the error: the deadline's gives `deadline_exceeded` (504) — the request
+//! has no time left, whatever the pool's state — and the pool's own limits keep their codes
+//! (`overloaded`, `dependency_unavailable`, 503 with `retry_after_s`), which tell the caller
+//! that a retry later may succeed.
 
 use std::time::Duration;
 
-use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod, Runtime};
+use deadpool_postgres::{
+    Manager, ManagerConfig, Object, Pool, PoolError, RecyclingMethod, Runtime, Timeouts,
+};
 use kosha_resilience::config::PostgresConfig;
 use tokio_postgres::NoTls;
+
+use super::DbError;
+use crate::deadline::Budget;
 
 /// The pool type the routes share (cheap to clone: an `Arc` inside).
 pub type PgPool = Pool;
@@ -105,4 +117,40 @@ pub fn build_pool(url: &str, settings: &PoolSettings) -> Result<PgPool, PoolBuil
         .runtime(Runtime::Tokio1)
         .build()
         .map_err(|e| PoolBuildError::Build(e.to_string()))
+}
+
+/// A pooled connection for a request with `budget`.
+///
+/// Without a deadline, the pool's own limits apply (wait, create and recycle timeouts). With
+/// one, each of them is cut to `remaining − margin` and so is their sum (a recycle that times
+/// out is followed by a create).
+///
+/// # Errors
+/// [`DbError::DeadlineExceeded`] when the deadline's limit ran out first (or no time is left
+/// at all); otherwise the pool's error ([`DbError::PoolExhausted`], [`DbError::Unavailable`]).
+pub async fn checkout(pool: &PgPool, budget: &Budget) -> Result<Object, DbError> {
+    let Some(deadline) = budget.deadline else {
+        return Ok(pool.get().await?);
+    };
+    let margin = budget.postgres.margin;
+    let left = deadline.remaining().saturating_sub(margin);
+    if left.is_zero() {
+        return Err(DbError::DeadlineExceeded);
+    }
+    let configured = pool.timeouts();
+    let cut = |t: Option<Duration>| Some(t.map_or(left, |t| t.min(left)));
+    let timeouts = Timeouts {
+        wait: cut(configured.wait),
+        create: cut(configured.create),
+        recycle: cut(configured.recycle),
+    };
+    match tokio::time::timeout(left, pool.timeout_get(&timeouts)).await {
+        Ok(Ok(client)) => Ok(client),
+        // Timers never fire early: the deadline's share is used up iff it was the limit.
+        Ok(Err(PoolError::Timeout(_))) if deadline.remaining() <= margin => {
+            Err(DbError::DeadlineExceeded)
+        }
+        Ok(Err(e)) => Err(e.into()),
+        Err(_) => Err(DbError::DeadlineExceeded),
+    }
 }

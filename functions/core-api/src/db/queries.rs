@@ -1,11 +1,16 @@
 //! The typed, parameterised queries behind the routes. No user input is ever spliced into SQL:
 //! every value is a bind parameter, so `'`, `%`, `_` and `\` are plain characters.
+//!
+//! Each runs in `with_client`: a connection from [`super::checkout`] (bounded by the
+//! deadline) and, with a deadline, a client-side bound on the whole exchange, so a PostgreSQL
+//! that stops answering mid-session cannot hold the request past its deadline.
 
+use deadpool_postgres::Object;
 use serde::Serialize;
 use time::OffsetDateTime;
 use tokio_postgres::Row;
 
-use super::{DbError, PgPool};
+use super::{DbError, PgPool, checkout};
 use crate::deadline::Budget;
 
 /// A transaction as the API returns it (SPEC §4 `get_transaction`).
@@ -70,6 +75,34 @@ pub struct SearchHit {
 const TRANSACTION_COLUMNS: &str =
     "transaction_id, account_id, amount_minor, currency, merchant, category, status, booked_at";
 
+/// Runs `work` on a pooled connection within `budget`.
+///
+/// With a deadline, `work` is abandoned at `deadline − margin / 2`: after the server-side
+/// `statement_timeout` (which ends at `deadline − margin`, so a merely slow statement comes back
+/// as SQLSTATE 57014 on a reusable connection), in time to answer by the deadline. An abandoned
+/// connection may still owe an answer, so it is closed, never returned to the pool.
+///
+/// # Errors
+/// [`DbError`] from the pool or `work`; [`DbError::DeadlineExceeded`] when abandoned.
+async fn with_client<T>(
+    pool: &PgPool,
+    budget: &Budget,
+    work: impl AsyncFnOnce(&mut Object) -> Result<T, DbError>,
+) -> Result<T, DbError> {
+    let mut client = checkout(pool, budget).await?;
+    let Some(deadline) = budget.deadline else {
+        return work(&mut client).await;
+    };
+    let give_up = deadline.child(budget.postgres.margin / 2).instant();
+    match tokio::time::timeout_at(give_up, work(&mut client)).await {
+        Ok(outcome) => outcome,
+        Err(_) => {
+            drop(Object::take(client));
+            Err(DbError::DeadlineExceeded)
+        }
+    }
+}
+
 /// Starts a read-only transaction whose statements may run for the budget's statement
 /// timeout (`SET LOCAL`, so it ends with the transaction; seed 004 §2). The transaction rolls
 /// back if dropped, so a failed request never returns a connection mid-transaction.
@@ -103,14 +136,16 @@ fn transaction(row: &Row) -> Result<TransactionRecord, DbError> {
     })
 }
 
-/// `SELECT 1` through the pool (readiness of PostgreSQL).
+/// `SELECT 1` through the pool (readiness of PostgreSQL), within `budget`.
 ///
 /// # Errors
-/// [`DbError`] when no connection can be had or the query fails.
-pub async fn ping(pool: &PgPool) -> Result<(), DbError> {
-    let client = pool.get().await?;
-    client.query_one("SELECT 1", &[]).await?;
-    Ok(())
+/// [`DbError`] when no connection can be had in time or the query fails.
+pub async fn ping(pool: &PgPool, budget: &Budget) -> Result<(), DbError> {
+    with_client(pool, budget, async |client| {
+        client.query_one("SELECT 1", &[]).await?;
+        Ok(())
+    })
+    .await
 }
 
 /// The transaction `id`, or `None`.
@@ -122,14 +157,17 @@ pub async fn get_transaction(
     budget: &Budget,
     id: &str,
 ) -> Result<Option<TransactionRecord>, DbError> {
-    let mut client = pool.get().await?;
-    let tx = begin(&mut client, budget).await?;
-    let sql =
-        format!("SELECT {TRANSACTION_COLUMNS} FROM core.transactions WHERE transaction_id = $1");
-    let statement = tx.prepare_cached(&sql).await?;
-    let row = tx.query_opt(&statement, &[&id]).await?;
-    tx.commit().await?;
-    row.as_ref().map(transaction).transpose()
+    with_client(pool, budget, async |client| {
+        let tx = begin(client, budget).await?;
+        let sql = format!(
+            "SELECT {TRANSACTION_COLUMNS} FROM core.transactions WHERE transaction_id = $1"
+        );
+        let statement = tx.prepare_cached(&sql).await?;
+        let row = tx.query_opt(&statement, &[&id]).await?;
+        tx.commit().await?;
+        row.as_ref().map(transaction).transpose()
+    })
+    .await
 }
 
 /// One page of an account's transactions, or `None` when the account does not exist.
@@ -141,45 +179,47 @@ pub async fn list_transactions(
     budget: &Budget,
     q: &ListQuery,
 ) -> Result<Option<Vec<TransactionRecord>>, DbError> {
-    let mut client = pool.get().await?;
-    let tx = begin(&mut client, budget).await?;
-    let exists = tx
-        .prepare_cached("SELECT 1 FROM core.accounts WHERE account_id = $1")
-        .await?;
-    if tx.query_opt(&exists, &[&q.account_id]).await?.is_none() {
+    with_client(pool, budget, async |client| {
+        let tx = begin(client, budget).await?;
+        let exists = tx
+            .prepare_cached("SELECT 1 FROM core.accounts WHERE account_id = $1")
+            .await?;
+        if tx.query_opt(&exists, &[&q.account_id]).await?.is_none() {
+            tx.commit().await?;
+            return Ok(None);
+        }
+        let sql = format!(
+            "SELECT {TRANSACTION_COLUMNS} FROM core.transactions
+             WHERE account_id = $1
+               AND ($2::timestamptz IS NULL OR booked_at >= $2)
+               AND ($3::timestamptz IS NULL OR booked_at <= $3)
+               AND ($4::timestamptz IS NULL OR (booked_at, transaction_id) < ($4, $5::text))
+             ORDER BY booked_at DESC, transaction_id DESC
+             LIMIT $6"
+        );
+        let statement = tx.prepare_cached(&sql).await?;
+        let after_at = q.after.as_ref().map(|k| k.booked_at);
+        let after_id = q.after.as_ref().map(|k| k.transaction_id.as_str());
+        let rows = tx
+            .query(
+                &statement,
+                &[
+                    &q.account_id,
+                    &q.from,
+                    &q.to,
+                    &after_at,
+                    &after_id,
+                    &q.limit,
+                ],
+            )
+            .await?;
         tx.commit().await?;
-        return Ok(None);
-    }
-    let sql = format!(
-        "SELECT {TRANSACTION_COLUMNS} FROM core.transactions
-         WHERE account_id = $1
-           AND ($2::timestamptz IS NULL OR booked_at >= $2)
-           AND ($3::timestamptz IS NULL OR booked_at <= $3)
-           AND ($4::timestamptz IS NULL OR (booked_at, transaction_id) < ($4, $5::text))
-         ORDER BY booked_at DESC, transaction_id DESC
-         LIMIT $6"
-    );
-    let statement = tx.prepare_cached(&sql).await?;
-    let after_at = q.after.as_ref().map(|k| k.booked_at);
-    let after_id = q.after.as_ref().map(|k| k.transaction_id.as_str());
-    let rows = tx
-        .query(
-            &statement,
-            &[
-                &q.account_id,
-                &q.from,
-                &q.to,
-                &after_at,
-                &after_id,
-                &q.limit,
-            ],
-        )
-        .await?;
-    tx.commit().await?;
-    rows.iter()
-        .map(transaction)
-        .collect::<Result<_, _>>()
-        .map(Some)
+        rows.iter()
+            .map(transaction)
+            .collect::<Result<_, _>>()
+            .map(Some)
+    })
+    .await
 }
 
 /// Full-text search over the knowledge base: `websearch_to_tsquery` (all terms must match),
@@ -194,34 +234,36 @@ pub async fn search_articles(
     query: &str,
     top_k: i64,
 ) -> Result<Vec<SearchHit>, DbError> {
-    let mut client = pool.get().await?;
-    let tx = begin(&mut client, budget).await?;
-    let strict = tx
-        .prepare_cached(&search_sql("websearch_to_tsquery('english', $1)"))
-        .await?;
-    let rows = tx.query(&strict, &[&query, &top_k]).await?;
-    let rows = if rows.is_empty() {
-        let loose = tx
-            .prepare_cached(&search_sql(
-                "NULLIF(regexp_replace(plainto_tsquery('english', $1)::text, \
-                 ' (&|<->|<[0-9]+>) ', ' | ', 'g'), '')::tsquery",
-            ))
+    with_client(pool, budget, async |client| {
+        let tx = begin(client, budget).await?;
+        let strict = tx
+            .prepare_cached(&search_sql("websearch_to_tsquery('english', $1)"))
             .await?;
-        tx.query(&loose, &[&query, &top_k]).await?
-    } else {
-        rows
-    };
-    tx.commit().await?;
-    rows.iter()
-        .map(|row| {
-            Ok(SearchHit {
-                article_id: row.try_get(0)?,
-                title: row.try_get(1)?,
-                snippet: row.try_get(2)?,
-                score: row.try_get(3)?,
+        let rows = tx.query(&strict, &[&query, &top_k]).await?;
+        let rows = if rows.is_empty() {
+            let loose = tx
+                .prepare_cached(&search_sql(
+                    "NULLIF(regexp_replace(plainto_tsquery('english', $1)::text, \
+                     ' (&|<->|<[0-9]+>) ', ' | ', 'g'), '')::tsquery",
+                ))
+                .await?;
+            tx.query(&loose, &[&query, &top_k]).await?
+        } else {
+            rows
+        };
+        tx.commit().await?;
+        rows.iter()
+            .map(|row| {
+                Ok(SearchHit {
+                    article_id: row.try_get(0)?,
+                    title: row.try_get(1)?,
+                    snippet: row.try_get(2)?,
+                    score: row.try_get(3)?,
+                })
             })
-        })
-        .collect()
+            .collect()
+    })
+    .await
 }
 
 fn search_sql(tsquery: &str) -> String {

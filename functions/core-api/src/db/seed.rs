@@ -32,15 +32,46 @@ pub struct SeedData {
     pub articles: Vec<Article>,
 }
 
-/// Rows inserted by one [`apply`] (0 everywhere on a second run).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct SeedReport {
-    /// New accounts.
+/// Row counts per seeded table: rows inserted by [`apply`] (0 everywhere on a second run),
+/// seeded rows found by [`count_present`], or rows the seed holds ([`SeedData::counts`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct SeedCounts {
+    /// Accounts.
     pub accounts: u64,
-    /// New transactions.
+    /// Transactions.
     pub transactions: u64,
-    /// New articles.
+    /// Knowledge-base articles.
     pub articles: u64,
+}
+
+impl SeedCounts {
+    /// Whether every count is zero.
+    pub fn is_zero(&self) -> bool {
+        *self == Self::default()
+    }
+}
+
+impl std::fmt::Display for SeedCounts {
+    /// `50 accounts, 5000 transactions, 40 articles`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} accounts, {} transactions, {} articles",
+            self.accounts, self.transactions, self.articles
+        )
+    }
+}
+
+impl SeedData {
+    /// How many rows of each table the seed holds.
+    pub fn counts(&self) -> SeedCounts {
+        let n = |len: usize| u64::try_from(len).unwrap_or(u64::MAX);
+        SeedCounts {
+            accounts: n(self.accounts.len()),
+            transactions: n(self.transactions.len()),
+            articles: n(self.articles.len()),
+        }
+    }
 }
 
 /// Generates the seed data; pure and deterministic.
@@ -60,13 +91,13 @@ pub fn generate() -> SeedData {
 ///
 /// # Errors
 /// [`DbError`] when PostgreSQL fails; nothing is written then.
-pub async fn apply(client: &mut Client, data: &SeedData) -> Result<SeedReport, DbError> {
+pub async fn apply(client: &mut Client, data: &SeedData) -> Result<SeedCounts, DbError> {
     let tx = client.transaction().await?;
     let accounts = insert_accounts(&tx, &data.accounts).await?;
     let transactions = insert_transactions(&tx, &data.transactions).await?;
     let articles = insert_articles(&tx, &data.articles).await?;
     tx.commit().await?;
-    Ok(SeedReport {
+    Ok(SeedCounts {
         accounts,
         transactions,
         articles,
@@ -78,6 +109,14 @@ pub async fn apply(client: &mut Client, data: &SeedData) -> Result<SeedReport, D
 /// # Errors
 /// [`DbError`] when PostgreSQL fails.
 pub async fn is_present(client: &Client, data: &SeedData) -> Result<bool, DbError> {
+    Ok(count_present(client, data).await? == data.counts())
+}
+
+/// How many of the seed's ids each table holds (rows added later by the API are not counted).
+///
+/// # Errors
+/// [`DbError`] when PostgreSQL fails.
+pub async fn count_present(client: &Client, data: &SeedData) -> Result<SeedCounts, DbError> {
     let row = client
         .query_one(
             "SELECT (SELECT count(*) FROM core.accounts WHERE account_id = ANY($1)),
@@ -90,16 +129,15 @@ pub async fn is_present(client: &Client, data: &SeedData) -> Result<bool, DbErro
             ],
         )
         .await?;
-    let counts: [i64; 3] = [row.try_get(0)?, row.try_get(1)?, row.try_get(2)?];
-    let expected = [
-        data.accounts.len(),
-        data.transactions.len(),
-        data.articles.len(),
-    ];
-    Ok(counts
-        .iter()
-        .zip(expected)
-        .all(|(&got, want)| usize::try_from(got).is_ok_and(|g| g == want)))
+    let count = |i: usize| -> Result<u64, DbError> {
+        let n: i64 = row.try_get(i)?;
+        Ok(u64::try_from(n).unwrap_or(0))
+    };
+    Ok(SeedCounts {
+        accounts: count(0)?,
+        transactions: count(1)?,
+        articles: count(2)?,
+    })
 }
 
 fn ids<T>(rows: &[T], id: impl Fn(&T) -> &String) -> Vec<&str> {

@@ -2,7 +2,8 @@
 //! for now; embeddings come later, and then `degraded` reports when they were unavailable.
 //!
 //! The body is validated by hand so each error names its field: `query` a string of 1–512
-//! characters that is not blank, `top_k` an integer 1–20 (default 5), nothing else.
+//! characters that is not blank and holds no control characters other than tab, CR and LF
+//! ([`crate::text::plain`]), `top_k` an integer 1–20 (default 5), nothing else.
 
 use axum::Json;
 use axum::extract::State;
@@ -14,6 +15,7 @@ use super::extract::ApiJson;
 use crate::db::queries::{self, SearchHit};
 use crate::deadline::Budget;
 use crate::error::ApiError;
+use crate::text;
 
 /// Longest query in characters.
 pub const MAX_QUERY_CHARS: usize = 512;
@@ -64,6 +66,7 @@ fn query(value: Option<Value>) -> Result<String, ApiError> {
             "query must be 1 to {MAX_QUERY_CHARS} characters and not blank"
         )));
     }
+    text::plain("query", &query)?;
     Ok(query)
 }
 
@@ -136,6 +139,7 @@ mod tests {
             (json!({"query": ""}), "query"),
             (json!({"query": "   "}), "query"),
             (json!({"query": "x".repeat(513)}), "query"),
+            (json!({"query": "fees\u{0}"}), "query"),
             (json!({"query": "x", "top_k": 0}), "top_k"),
             (json!({"query": "x", "top_k": 21}), "top_k"),
             (json!({"query": "x", "top_k": 10000}), "top_k"),

@@ -141,7 +141,11 @@ async fn statement_timeout_is_deadline_exceeded() {
     assert_eq!(ApiError::from(err), ApiError::DeadlineExceeded);
     drop(client);
     // The pool keeps working after a cancelled statement.
-    queries::ping(&pool).await.expect("ping");
+    let budget = core_api::deadline::Budget {
+        deadline: None,
+        postgres: settings.postgres,
+    };
+    queries::ping(&pool, &budget).await.expect("ping");
 }
 
 fn with_deadline(uri: &str, deadline: &str) -> Request<Body> {
@@ -188,4 +192,93 @@ async fn request_deadline_header_is_enforced() {
     send(&app, with_deadline(uri, "soon"))
         .await
         .assert_invalid("X-Request-Deadline");
+}
+
+/// PostgreSQL data exceptions (SQLSTATE class 22) are caused by a value, never a reason for
+/// a 500: each maps to 400 `invalid_argument` without SQL or driver text in the message.
+#[tokio::test]
+async fn data_exceptions_are_invalid_argument_not_internal() {
+    let db = TestDb::seeded().await;
+    let client = db.client().await;
+    client
+        .batch_execute("CREATE TEMP TABLE short_text (v varchar(1))")
+        .await
+        .unwrap();
+    let cases: [(&str, &str); 7] = [
+        ("22021", "SELECT $1::text"),
+        ("22P02", "SELECT $1::text::int"),
+        ("22001", "INSERT INTO short_text VALUES ($1)"),
+        ("22003", "SELECT $1::text::int"),
+        ("22007", "SELECT $1::text::timestamptz"),
+        ("22008", "SELECT $1::text::timestamptz"),
+        ("22012", "SELECT 1 / $1::text::int"),
+    ];
+    let inputs = [
+        "a\u{0}b",
+        "seven",
+        "toolong",
+        "99999999999",
+        "soon",
+        "2026-13-45",
+        "0",
+    ];
+    for ((state, sql), input) in cases.into_iter().zip(inputs) {
+        let err = client.query(sql, &[&input]).await.unwrap_err();
+        assert_eq!(err.code().map(|c| c.code()), Some(state), "{sql}: {err}");
+        let api = ApiError::from(DbError::from(err));
+        let (status, code) = api.status_and_code();
+        assert_eq!(
+            (status, code),
+            (StatusCode::BAD_REQUEST, "invalid_argument"),
+            "{state}: {api:?}"
+        );
+        let message = api.to_string();
+        assert!(
+            !message.contains("SELECT") && !message.contains("UTF8") && !message.contains(state),
+            "{state}: no internals: {message}"
+        );
+    }
+}
+
+/// A NUL that slips past validation into a query still comes back 400, not 500.
+#[tokio::test]
+async fn nul_reaching_postgres_is_invalid_argument() {
+    let db = TestDb::seeded().await;
+    let budget = core_api::deadline::Budget {
+        deadline: None,
+        postgres: PostgresConfig::defaults(),
+    };
+    let err = queries::search_articles(&db.pool(), &budget, "charge\u{0}back", 5)
+        .await
+        .unwrap_err();
+    assert_eq!(
+        ApiError::from(err).status_and_code(),
+        (StatusCode::BAD_REQUEST, "invalid_argument")
+    );
+}
+
+/// `%00` in any path segment or query parameter is refused as 400 before PostgreSQL sees it.
+#[tokio::test]
+async fn nul_in_paths_and_query_strings_is_invalid_argument() {
+    let db = TestDb::seeded().await;
+    let app = db.app();
+    for uri in [
+        "/v1/transactions/txn_00000%00",
+        "/v1/transactions/%00",
+        "/v1/accounts/acc_0001%00/transactions",
+        "/v1/accounts/acc_0001/transactions?cursor=%00",
+        "/v1/accounts/acc_0001/transactions?from=%00",
+        "/v1/accounts/acc_0001/transactions?to=2026-01-01T00:00:00Z%00",
+        "/v1/accounts/acc_0001/transactions?limit=5%00",
+        "/v1/accounts/acc_0001/transactions?%00=1",
+    ] {
+        let reply = get(&app, uri).await;
+        assert_eq!(
+            reply.status,
+            StatusCode::BAD_REQUEST,
+            "{uri}: {}",
+            reply.body
+        );
+        assert_eq!(reply.code(), "invalid_argument", "{uri}");
+    }
 }

@@ -150,3 +150,28 @@ async fn sql_and_tsquery_metacharacters_are_plain_text() {
     }
     assert_eq!(db.account_count().await, 50);
 }
+
+#[tokio::test]
+async fn control_characters_in_the_query_are_invalid_argument() {
+    let db = TestDb::seeded().await;
+    let app = db.app();
+    // NUL is what PostgreSQL cannot store (SQLSTATE 22021); the others are refused alike.
+    for bad in [
+        "chargeback\u{0}",
+        "\u{0}",
+        "fees\u{1b}[2J",
+        "a\u{7f}b",
+        "a\u{85}b",
+    ] {
+        let reply = post_json(&app, SEARCH, &json!({"query": bad})).await;
+        reply.assert_invalid("query");
+        assert!(
+            reply.message().contains("control character"),
+            "{bad:?}: {}",
+            reply.body
+        );
+    }
+    // Whitespace controls are text.
+    let reply = post_json(&app, SEARCH, &json!({"query": "stolen\tcard\r\nreport"})).await;
+    assert_eq!(reply.status, StatusCode::OK, "{}", reply.body);
+}

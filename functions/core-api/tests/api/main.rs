@@ -4,6 +4,7 @@
 
 mod common;
 mod errors;
+mod hung;
 mod knowledge;
 mod seed;
 mod transactions;

@@ -1,5 +1,7 @@
 //! Migrations and seed: idempotent and deterministic.
 
+use std::process::Output;
+
 use core_api::db::{migrate, seed};
 
 use crate::common::TestDb;
@@ -12,6 +14,7 @@ async fn migrate_twice_changes_nothing() {
         .await
         .expect("first run");
     assert_eq!(first.applied.len(), 3, "{:?}", first.applied);
+    assert_eq!(first.version, Some(3));
     assert_eq!(first.seeded.accounts, 50);
     assert_eq!(first.seeded.transactions, 5_000);
     assert_eq!(first.seeded.articles, 40);
@@ -20,6 +23,7 @@ async fn migrate_twice_changes_nothing() {
         .await
         .expect("second run");
     assert!(second.applied.is_empty());
+    assert_eq!(second.version, Some(3));
     assert_eq!(
         (
             second.seeded.accounts,
@@ -48,4 +52,76 @@ async fn seed_check_sees_missing_rows() {
         .await
         .unwrap();
     assert!(!seed::is_present(&client, &seed::generate()).await.unwrap());
+}
+
+/// `core-api migrate` / `seed --check` as an operator runs them: the last stdout line says
+/// what the run did, also when it had nothing to do.
+#[tokio::test]
+async fn migrate_and_seed_check_commands_say_what_they_did() {
+    let db = TestDb::empty().await;
+    let run = |args: &'static [&'static str]| {
+        let url = db.url.clone();
+        async move {
+            tokio::task::spawn_blocking(move || {
+                std::process::Command::new(env!("CARGO_BIN_EXE_core-api"))
+                    .args(args)
+                    .env("DATABASE_URL", url)
+                    .env_remove("DATABASE_URL_SECRET_ARN")
+                    .output()
+                    .unwrap()
+            })
+            .await
+            .unwrap()
+        }
+    };
+    let last_line = |o: &Output| {
+        let out = String::from_utf8_lossy(&o.stdout).into_owned();
+        assert!(
+            o.status.success(),
+            "{out}{}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        out.lines().last().unwrap_or_default().to_owned()
+    };
+    let migrate: &[&str] = &["migrate"];
+    let check: &[&str] = &["seed", "--check"];
+
+    let first = last_line(&run(migrate).await);
+    assert_eq!(
+        first,
+        "core-api migrate: schema: applied 3 migrations (V1__schemas, V2__knowledge_base, \
+         V3__ops), now at V3; seed: inserted 50 accounts, 5000 transactions, 40 articles"
+    );
+    let again = last_line(&run(migrate).await);
+    assert_eq!(
+        again,
+        "core-api migrate: schema: already up to date at V3; \
+         seed: already present (50 accounts, 5000 transactions, 40 articles)"
+    );
+
+    db.client()
+        .await
+        .execute("DELETE FROM kb.articles WHERE article_id = 'kb_040'", &[])
+        .await
+        .unwrap();
+    let missing = run(check).await;
+    assert_eq!(missing.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&missing.stderr);
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(
+        stderr.contains("found 50 accounts, 5000 transactions, 39 articles"),
+        "{stderr}"
+    );
+
+    let repair = last_line(&run(migrate).await);
+    assert!(
+        repair.ends_with(
+            "seed: inserted 0 accounts, 0 transactions, 1 articles (the rest were present)"
+        ),
+        "{repair}"
+    );
+    assert_eq!(
+        last_line(&run(check).await),
+        "core-api seed --check: seed present (50 accounts, 5000 transactions, 40 articles)"
+    );
 }
