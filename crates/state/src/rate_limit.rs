@@ -42,8 +42,6 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use aws_sdk_dynamodb::Client;
-use aws_sdk_dynamodb::config::retry::RetryConfig;
 use aws_sdk_dynamodb::operation::put_item::PutItemError;
 use aws_sdk_dynamodb::operation::update_item::UpdateItemError;
 use aws_sdk_dynamodb::types::{ReturnValue, ReturnValuesOnConditionCheckFailure};
@@ -127,8 +125,8 @@ type Slot = Arc<tokio::sync::Mutex<Option<Seen>>>;
 /// The token bucket in the state table. Share one per process (`Arc`); it implements
 /// [`RateLimiter`] so the gateway can hold an `Arc<dyn RateLimiter>`.
 pub struct DynamoRateLimiter {
-    client: Client,
-    table: String,
+    /// The table through a single-attempt client (built on first use).
+    table: StateTable,
     settings: RateLimitSettings,
     clock: Arc<dyn Clock>,
     slots: Mutex<HashMap<String, Slot>>,
@@ -149,24 +147,13 @@ enum WriteOutcome {
 }
 
 impl DynamoRateLimiter {
-    /// A limiter on `table`'s client with SDK retries turned off (one attempt per call): the
-    /// table's own client when it already makes one attempt
-    /// ([`StateTable::from_env_single_attempt`]), else a copy configured so.
+    /// A limiter on `table` with SDK retries turned off (one attempt per call): the table's
+    /// own client when it already makes one attempt
+    /// ([`StateTable::from_env_single_attempt`]), else a copy configured so
+    /// ([`StateTable::single_attempt`]).
     pub fn new(table: &StateTable, settings: RateLimitSettings, clock: Arc<dyn Clock>) -> Self {
-        let client = if table.is_single_attempt() {
-            table.client().clone()
-        } else {
-            let config = table
-                .client()
-                .config()
-                .to_builder()
-                .retry_config(RetryConfig::disabled())
-                .build();
-            Client::from_conf(config)
-        };
         Self {
-            client,
-            table: table.name().to_owned(),
+            table: table.single_attempt(),
             settings,
             clock,
             slots: Mutex::new(HashMap::new()),
@@ -287,9 +274,10 @@ impl DynamoRateLimiter {
     /// the current item.
     async fn charge(&self, client_id: &str, expires_at_s: i64) -> Result<Charge, StateError> {
         let result = self
-            .client
+            .table
+            .client()
             .update_item()
-            .table_name(&self.table)
+            .table_name(self.table.name())
             .key("pk", sv(format!("rl#{client_id}")))
             .update_expression(
                 "SET tokens = tokens - :one, updated_at = updated_at + :one, expires_at = :exp",
@@ -322,9 +310,10 @@ impl DynamoRateLimiter {
         // Micro-token precision, rounded down: DynamoDB numbers stay short and exact.
         let tokens = (next.tokens * 1e6).floor() / 1e6;
         let mut put = self
-            .client
+            .table
+            .client()
             .put_item()
-            .table_name(&self.table)
+            .table_name(self.table.name())
             .item("pk", sv(format!("rl#{client_id}")))
             .item("tokens", nv(format!("{tokens:.6}")))
             .item("updated_at", nv(next.updated_at_ms))

@@ -1,8 +1,10 @@
 //! The state table handle (SPEC §8): one DynamoDB client and the table name.
 
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use aws_sdk_dynamodb::Client;
+use aws_sdk_dynamodb::config::retry::RetryConfig;
 use aws_sdk_dynamodb::types::{
     AttributeDefinition, BillingMode, KeySchemaElement, KeyType, ScalarAttributeType, TableStatus,
     TimeToLiveSpecification, TimeToLiveStatus,
@@ -16,11 +18,45 @@ const DEFAULT_TABLE: &str = "kosha-state";
 
 /// The state table: partition key `pk` (S), TTL attribute `expires_at` (N, epoch s).
 ///
-/// Cheap to clone (the SDK client is reference-counted); build it once in `main`.
+/// Cheap to clone (clones share one client); build it once in `main`. A table made from the
+/// SDK config ([`StateTable::from_env`]) builds its DynamoDB client on first use: building
+/// one costs ≈ 0.8 ms, which a Lambda cold start would otherwise pay in init even when its
+/// first requests (`initialize`, `tools/list`) never touch DynamoDB (issue 6).
 #[derive(Debug, Clone)]
 pub struct StateTable {
-    client: Client,
+    client: Arc<LazyClient>,
     name: String,
+}
+
+#[derive(Debug)]
+struct LazyClient {
+    config: aws_sdk_dynamodb::Config,
+    client: OnceLock<Client>,
+}
+
+impl LazyClient {
+    fn unbuilt(config: aws_sdk_dynamodb::Config) -> Arc<Self> {
+        Arc::new(Self {
+            config,
+            client: OnceLock::new(),
+        })
+    }
+}
+
+/// Refuses a name that is not a valid DynamoDB table name.
+fn check_name(name: &str) -> Result<(), StateError> {
+    let valid = (3..=255).contains(&name.len())
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'));
+    if valid {
+        Ok(())
+    } else {
+        Err(StateError::InvalidSetting {
+            name: STATE_TABLE_ENV,
+            reason: "a table name is 3-255 characters of A-Z a-z 0-9 _ - .".into(),
+        })
+    }
 }
 
 impl StateTable {
@@ -31,17 +67,27 @@ impl StateTable {
     /// (3–255 characters of `[A-Za-z0-9_.-]`).
     pub fn new(client: Client, name: impl Into<String>) -> Result<Self, StateError> {
         let name = name.into();
-        let valid = (3..=255).contains(&name.len())
-            && name
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'));
-        if !valid {
-            return Err(StateError::InvalidSetting {
-                name: STATE_TABLE_ENV,
-                reason: "a table name is 3-255 characters of A-Z a-z 0-9 _ - .".into(),
-            });
-        }
-        Ok(Self { client, name })
+        check_name(&name)?;
+        let config = client.config().clone();
+        Ok(Self {
+            client: Arc::new(LazyClient {
+                config,
+                client: OnceLock::from(client),
+            }),
+            name,
+        })
+    }
+
+    /// A handle on table `name` whose client is built from `config` on first use.
+    ///
+    /// # Errors
+    /// As [`StateTable::new`].
+    fn lazy(config: aws_sdk_dynamodb::Config, name: &str) -> Result<Self, StateError> {
+        check_name(name)?;
+        Ok(Self {
+            client: LazyClient::unbuilt(config),
+            name: name.to_owned(),
+        })
     }
 
     /// A handle built from the SDK config, the table named by `KOSHA_STATE_TABLE`.
@@ -53,7 +99,7 @@ impl StateTable {
             .ok()
             .filter(|v| !v.trim().is_empty())
             .unwrap_or_else(|| DEFAULT_TABLE.to_owned());
-        Self::new(Client::new(sdk), name.trim())
+        Self::lazy(aws_sdk_dynamodb::Config::from(sdk), name.trim())
     }
 
     /// As [`StateTable::from_env`], with SDK retries off: one attempt per call. For callers
@@ -67,22 +113,47 @@ impl StateTable {
     pub fn from_env_single_attempt(sdk: &aws_config::SdkConfig) -> Result<Self, StateError> {
         let sdk = sdk
             .to_builder()
-            .retry_config(aws_sdk_dynamodb::config::retry::RetryConfig::disabled())
+            .retry_config(RetryConfig::disabled())
             .build();
         Self::from_env(&sdk)
+    }
+
+    /// The same table through a client making a single attempt per call (SDK retries off):
+    /// this handle when it already does, else a new lazily built client.
+    pub fn single_attempt(&self) -> Self {
+        if self.is_single_attempt() {
+            return self.clone();
+        }
+        let config = self
+            .client
+            .config
+            .to_builder()
+            .retry_config(RetryConfig::disabled())
+            .build();
+        Self {
+            client: LazyClient::unbuilt(config),
+            name: self.name.clone(),
+        }
     }
 
     /// Whether this table's client makes a single attempt per call (SDK retries off).
     pub fn is_single_attempt(&self) -> bool {
         self.client
-            .config()
+            .config
             .retry_config()
             .is_some_and(|r| r.max_attempts() == 1)
     }
 
-    /// The DynamoDB client.
+    #[cfg(test)]
+    fn client_built(&self) -> bool {
+        self.client.client.get().is_some()
+    }
+
+    /// The DynamoDB client, built on the first call.
     pub fn client(&self) -> &Client {
-        &self.client
+        self.client
+            .client
+            .get_or_init(|| Client::from_conf(self.client.config.clone()))
     }
 
     /// The table name.
@@ -99,7 +170,7 @@ impl StateTable {
     /// become active within 60 s.
     pub async fn create_if_missing(&self) -> Result<bool, StateError> {
         let created = match self
-            .client
+            .client()
             .create_table()
             .table_name(&self.name)
             .billing_mode(BillingMode::PayPerRequest)
@@ -137,7 +208,7 @@ impl StateTable {
     async fn wait_active(&self) -> Result<(), StateError> {
         for _ in 0..60 {
             let out = self
-                .client
+                .client()
                 .describe_table()
                 .table_name(&self.name)
                 .send()
@@ -156,7 +227,7 @@ impl StateTable {
 
     async fn enable_ttl(&self) -> Result<(), StateError> {
         let out = self
-            .client
+            .client()
             .describe_time_to_live()
             .table_name(&self.name)
             .send()
@@ -176,7 +247,7 @@ impl StateTable {
             .attribute_name("expires_at")
             .build()
             .map_err(|e| StateError::aws("UpdateTimeToLive", e))?;
-        self.client
+        self.client()
             .update_time_to_live()
             .table_name(&self.name)
             .time_to_live_specification(spec)
@@ -215,5 +286,37 @@ mod tests {
         );
         let default = StateTable::from_env(&sdk()).unwrap();
         assert!(!default.is_single_attempt());
+        let derived = default.single_attempt();
+        assert!(derived.is_single_attempt());
+        assert_eq!(derived.name(), default.name());
+        assert!(
+            !default.is_single_attempt(),
+            "the original keeps its retries"
+        );
+    }
+
+    #[test]
+    fn the_client_is_built_on_first_use_once_and_shared_by_clones() {
+        let table = StateTable::from_env(&sdk()).unwrap();
+        let clone = table.clone();
+        assert!(!table.client_built(), "nothing built at construction");
+        let first: *const Client = table.client();
+        assert!(clone.client_built(), "clones share the built client");
+        assert!(std::ptr::eq(first, clone.client()));
+        // A single-attempt table already single-attempt is the same handle, no second client.
+        let single = StateTable::from_env_single_attempt(&sdk()).unwrap();
+        let again = single.single_attempt();
+        let _ = single.client();
+        assert!(again.client_built());
+    }
+
+    #[test]
+    fn table_names_are_checked_before_any_client_exists() {
+        for bad in ["", "ab", "has space", "x".repeat(256).as_str()] {
+            assert!(StateTable::lazy(aws_sdk_dynamodb::Config::from(&sdk()), bad).is_err());
+        }
+        assert!(
+            StateTable::lazy(aws_sdk_dynamodb::Config::from(&sdk()), "kosha-state.v1_x").is_ok()
+        );
     }
 }

@@ -42,15 +42,10 @@ async fn main() -> ExitCode {
     ));
     let overrides =
         kosha_state::DynamoOverrides::new(table, kosha_state::OverrideSettings::default(), clock);
-    // First read in the background: init never waits on DynamoDB (unreachable, it would add
-    // the 1 s read timeout to every cold start), and the first requests usually find it done.
-    // A failure only means "none known yet" (SPEC §10: DynamoDB down affects metrics only).
-    let first_read = overrides.clone();
-    tokio::spawn(async move {
-        if let Err(e) = first_read.refresh_now().await {
-            tracing::warn!(error = %e, "breaker overrides not readable at start-up");
-        }
-    });
+    // Nothing is read from DynamoDB at start-up: the first protected call starts the first
+    // override read in the background and the first `tools/call` builds the client (seed 004
+    // §4, SPEC §8). Init stays free of network I/O and of building SDK clients (issue 6).
+
     // One HTTPS client for core-api and the JWKS endpoint: one TLS configuration on
     // compiled-in roots, one connection pool (crates/runtime/src/tls.rs).
     let http = match kosha_runtime::tls::http_client() {
