@@ -7,8 +7,9 @@ not a test. For each binary it:
 - init: starts the process with AWS_LAMBDA_RUNTIME_API pointing at this emulator and measures
   the time from just before spawn to its first `GET /2018-06-01/runtime/invocation/next`
   (= ready for the first event), serves one event, checks the response, kills the process;
-  repeated --runs times, reports min/median/max in ms, and the median time from spawn to the
-  first event's response (init + first invocation: the whole cold start the caller sees);
+  repeated --runs times (alternating between the binaries), reports min/median/max in ms, and
+  the median time from spawn to the first event's response (init + first invocation: the
+  whole cold start the caller sees);
 - rss (--rss-events N): serves N events to one process, then reads its peak RSS (VmHWM).
 
 The emulator is in-process (stdlib http.server) rather than `cargo lambda watch`, whose own
@@ -204,32 +205,40 @@ def main() -> int:
     args = parser.parse_args()
     event = Path(args.event).read_bytes()
     extra = dict(item.split("=", 1) for item in args.env)
-    results = {}
-    for spec in args.binaries:
-        name, _, path = spec.partition("=")
-        inits, firsts, statuses, notes = [], [], set(), set()
-        for _ in range(args.runs):
+    specs = [spec.partition("=")[::2] for spec in args.binaries]
+    inits = {name: [] for name, _ in specs}
+    firsts = {name: [] for name, _ in specs}
+    statuses = {name: set() for name, _ in specs}
+    notes = {name: set() for name, _ in specs}
+    # Runs alternate between the binaries (A B A B ...), so that load from elsewhere on the
+    # machine falls on all of them alike rather than on whichever ran during a busy minute.
+    for _ in range(args.runs):
+        for name, path in specs:
             init, first, status, _hwm, note = one_run(path, event, 1, extra)
             if init is not None and first is not None and not note:
-                inits.append(init * 1000)
-                firsts.append(first * 1000)
-            statuses.add(status)
+                inits[name].append(init * 1000)
+                firsts[name].append(first * 1000)
+            statuses[name].add(status)
             if note:
-                notes.add(note)
-        row = {"runs": args.runs, "ok": len(inits), "statuses": sorted(map(str, statuses))}
-        if inits:
-            row.update(init_ms_min=round(min(inits), 2), init_ms_median=round(
-                statistics.median(inits), 2), init_ms_max=round(max(inits), 2),
-                first_response_ms_median=round(statistics.median(firsts), 2))
+                notes[name].add(note)
+    results = {}
+    for name, path in specs:
+        row = {"runs": args.runs, "ok": len(inits[name]),
+               "statuses": sorted(map(str, statuses[name]))}
+        if inits[name]:
+            row.update(init_ms_min=round(min(inits[name]), 2),
+                       init_ms_median=round(statistics.median(inits[name]), 2),
+                       init_ms_max=round(max(inits[name]), 2),
+                       first_response_ms_median=round(statistics.median(firsts[name]), 2))
         if args.rss_events:
             t0 = time.perf_counter()
             _init, _first, status, hwm, note = one_run(path, event, args.rss_events, extra)
             row.update(rss_events=args.rss_events, peak_rss_kb=hwm, last_status=status,
                        rss_seconds=round(time.perf_counter() - t0, 1))
             if note:
-                notes.add(note)
-        if notes:
-            row["notes"] = sorted(notes)
+                notes[name].add(note)
+        if notes[name]:
+            row["notes"] = sorted(notes[name])
         results[name] = row
         print(json.dumps({name: row}), flush=True)
     base = results.get("hello-lambda", {}).get("init_ms_median")

@@ -1,7 +1,8 @@
 //! Outbound HTTPS for every Kosha binary: one TLS trust policy, one reqwest client.
 //!
-//! Trusted roots are Mozilla's root program, compiled in (the `webpki-root-certs` crate), not
-//! the host's certificate store. Reading the store costs a
+//! Trusted roots are Mozilla's root program, compiled in, not the host's certificate store:
+//! `webpki-roots` (already parsed trust anchors, for rustls) and `webpki-root-certs` (the same
+//! certificates whole, for the AWS SDK, which takes PEM), pinned to the same release. Reading the store costs a
 //! cold start a file per root: on a Debian host, two native stores (the AWS SDK's and
 //! reqwest's) took ≈ 10 ms of the gateway's 14 ms init against 3 ms for a hello-world
 //! `lambda_http` binary (issue 6; docs/benchmarks.md, "Why init missed 1.5 ×"). Every endpoint
@@ -13,11 +14,19 @@
 //! - [`http_client`]: a reqwest client on it, for every HTTP dependency of a process.
 //! - [`sdk_http_client`]: the AWS SDK's HTTP client on the same roots ([`crate::aws`]).
 
-use std::sync::{Arc, LazyLock};
+use std::sync::{Arc, LazyLock, OnceLock};
 use std::time::Duration;
 
 use aws_smithy_http_client::tls::{self, TlsContext, TrustStore, rustls_provider::CryptoMode};
-use aws_smithy_runtime_api::client::http::SharedHttpClient;
+use aws_smithy_runtime_api::box_error::BoxError;
+use aws_smithy_runtime_api::client::http::{
+    HttpClient, HttpConnectorSettings, SharedHttpClient, SharedHttpConnector,
+};
+use aws_smithy_runtime_api::client::runtime_components::{
+    RuntimeComponents, RuntimeComponentsBuilder,
+};
+use aws_smithy_runtime_api::shared::IntoShared;
+use aws_smithy_types::config_bag::ConfigBag;
 use base64::Engine as _;
 
 /// Connect timeout of [`http_client`]: a TCP + TLS handshake to a healthy endpoint in the same
@@ -29,12 +38,9 @@ pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(1);
 pub const POOL_IDLE_TIMEOUT: Duration = Duration::from_secs(30);
 
 static CLIENT_CONFIG: LazyLock<Arc<rustls::ClientConfig>> = LazyLock::new(|| {
-    let mut roots = rustls::RootCertStore::empty();
-    let (_added, ignored) =
-        roots.add_parsable_certificates(webpki_root_certs::TLS_SERVER_ROOT_CERTS.iter().cloned());
-    if ignored > 0 {
-        tracing::warn!(ignored, "compiled-in root certificates rustls cannot use");
-    }
+    let roots = rustls::RootCertStore {
+        roots: webpki_roots::TLS_SERVER_ROOTS.to_vec(),
+    };
     let mut config = rustls::ClientConfig::builder_with_provider(Arc::new(
         rustls::crypto::aws_lc_rs::default_provider(),
     ))
@@ -48,8 +54,8 @@ static CLIENT_CONFIG: LazyLock<Arc<rustls::ClientConfig>> = LazyLock::new(|| {
     Arc::new(config)
 });
 
-/// The process's rustls client configuration, built on first use (no file is read: the
-/// root certificates are compiled in).
+/// The process's rustls client configuration, built on first use (nothing is read or parsed:
+/// the trust anchors are compiled in).
 pub fn client_config() -> Arc<rustls::ClientConfig> {
     Arc::clone(&CLIENT_CONFIG)
 }
@@ -70,8 +76,55 @@ pub fn http_client() -> Result<reqwest::Client, reqwest::Error> {
 
 /// The AWS SDK's HTTP client (hyper + rustls, aws-lc-rs) trusting the same roots instead of
 /// the host's store. The SDK takes its roots as PEM, so the compiled-in certificates are
-/// encoded once here; it parses them when it builds its connector (first request).
+/// encoded, and the SDK parses them, when the first SDK client is built — not at start-up
+/// ([`LazySdkHttpClient`]).
 pub fn sdk_http_client() -> SharedHttpClient {
+    LazySdkHttpClient::default().into_shared()
+}
+
+/// The SDK's HTTP client, built when an SDK client first asks for it.
+#[derive(Debug, Default)]
+struct LazySdkHttpClient(OnceLock<SharedHttpClient>);
+
+impl LazySdkHttpClient {
+    fn inner(&self) -> &SharedHttpClient {
+        self.0.get_or_init(build_sdk_http_client)
+    }
+}
+
+impl HttpClient for LazySdkHttpClient {
+    fn http_connector(
+        &self,
+        settings: &HttpConnectorSettings,
+        components: &RuntimeComponents,
+    ) -> SharedHttpConnector {
+        self.inner().http_connector(settings, components)
+    }
+
+    fn validate_base_client_config(
+        &self,
+        components: &RuntimeComponentsBuilder,
+        cfg: &ConfigBag,
+    ) -> Result<(), BoxError> {
+        self.inner().validate_base_client_config(components, cfg)
+    }
+
+    fn validate_final_config(
+        &self,
+        components: &RuntimeComponents,
+        cfg: &ConfigBag,
+    ) -> Result<(), BoxError> {
+        self.inner().validate_final_config(components, cfg)
+    }
+
+    fn connector_metadata(
+        &self,
+    ) -> Option<aws_smithy_runtime_api::client::connector_metadata::ConnectorMetadata> {
+        self.inner().connector_metadata()
+    }
+}
+
+fn build_sdk_http_client() -> SharedHttpClient {
     let store = TrustStore::empty()
         .with_native_roots(false)
         .with_pem_certificate(roots_pem());
@@ -128,14 +181,35 @@ mod tests {
     }
 
     #[test]
-    fn every_pem_root_is_a_usable_trust_anchor() {
+    fn the_sdk_and_reqwest_trust_exactly_the_same_roots() {
         // The SDK adds each PEM certificate with `RootCertStore::add`, which panics on its side
-        // for an unparsable one (aws-smithy-http-client `expect("cert parsable")`).
+        // for an unparsable one (aws-smithy-http-client `expect("cert parsable")`). The anchors
+        // it derives must be the ones rustls gets from webpki-roots: the two crates must be
+        // pinned to the same release (Cargo.toml).
         let mut store = rustls::RootCertStore::empty();
         for cert in CertificateDer::pem_slice_iter(&roots_pem()) {
             store.add(cert.unwrap()).unwrap();
         }
-        assert_eq!(store.len(), webpki_root_certs::TLS_SERVER_ROOT_CERTS.len());
+        let key = |a: &rustls::pki_types::TrustAnchor<'_>| {
+            (a.subject.to_vec(), a.subject_public_key_info.to_vec())
+        };
+        let mut from_pem: Vec<_> = store.roots.iter().map(key).collect();
+        let mut compiled: Vec<_> = webpki_roots::TLS_SERVER_ROOTS.iter().map(key).collect();
+        from_pem.sort();
+        compiled.sort();
+        assert_eq!(from_pem.len(), compiled.len());
+        assert!(
+            from_pem == compiled,
+            "webpki-roots and webpki-root-certs differ"
+        );
+    }
+
+    #[test]
+    fn the_sdk_http_client_is_built_on_first_use() {
+        let lazy = LazySdkHttpClient::default();
+        assert!(lazy.0.get().is_none());
+        let _ = lazy.connector_metadata();
+        assert!(lazy.0.get().is_some());
     }
 
     #[test]
