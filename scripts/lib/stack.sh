@@ -1,17 +1,52 @@
 # Starting and stopping the local stack (SPEC §2). Source after common.sh.
 # shellcheck shell=bash
 
-# Starts one function binary in local mode in the background; records its PID.
+# The functions of the local stack: the names `scripts/dev stop|start NAME` take.
+STACK_FUNCTIONS=(core-api mcp-gateway)
+
+# Exits 2 with the valid names unless NAME is one of STACK_FUNCTIONS: check_function NAME
+check_function() {
+  local f
+  for f in "${STACK_FUNCTIONS[@]}"; do [[ "$1" == "$f" ]] && return 0; done
+  printf 'error: unknown component %q; valid names: %s\n' "$1" "${STACK_FUNCTIONS[*]}" >&2
+  exit 2
+}
+
+# What a function's environment keeps from the shell that runs `up`: the AWS SDK's and
+# Kosha's settings, logging, and the process basics (no other shell variable reaches it).
+FN_ENV_KEEP='^(AWS_[A-Z0-9_]*|KOSHA_[A-Z0-9_]*|RUST_[A-Z0-9_]*|DATABASE_URL|PATH|HOME|USER|LOGNAME|LANG|LC_[A-Z]+|TZ|TMPDIR|SSL_CERT_(FILE|DIR)|(HTTPS?|NO|ALL)_PROXY|(https?|no|all)_proxy)='
+
+# Starts one function binary in local mode in the background; records its PID, and under
+# $DEV_DIR/cmd how it was started, for `scripts/dev start NAME`: NAME.args (port, then the
+# KEY=VALUE words given here), NAME.bin (the binary's path) and NAME.env (its whole
+# environment, NUL-separated, mode 0600: it holds credentials). The process gets exactly
+# NAME.env (env -i), so a restart from it is the same process whatever the caller's shell.
 #   start_fn NAME PORT [ENV=VALUE ...]
 start_fn() {
   local name="$1" port="$2"; shift 2
-  local bin
+  local bin cmd="$DEV_DIR/cmd"
   bin="$(cargo_target)/debug/$name"
   [[ -x "$bin" ]] || die "$bin is not built"
-  mkdir -p "$DEV_DIR/pids" "$DEV_DIR/logs" "$DEV_DIR/cmd"
-  printf '%s\n' "$port" "$@" > "$DEV_DIR/cmd/$name.args"
-  env "$@" KOSHA_LISTEN="127.0.0.1:$port" RUST_LOG="${RUST_LOG:-info}" \
-    setsid "$bin" >"$DEV_DIR/logs/$name.log" 2>&1 < /dev/null &
+  mkdir -p "$DEV_DIR/pids" "$DEV_DIR/logs" "$cmd"
+  printf '%s\n' "$port" "$@" > "$cmd/$name.args"
+  printf '%s\n' "$bin" > "$cmd/$name.bin"
+  rm -f "$cmd/$name.env"
+  (
+    umask 077
+    { env -0 | grep -zE "$FN_ENV_KEEP" || true
+      printf '%s\0' "$@" "KOSHA_LISTEN=127.0.0.1:$port" "RUST_LOG=${RUST_LOG:-info}"
+    } > "$cmd/$name.env"
+  )
+  : > "$DEV_DIR/logs/$name.log"
+  launch_fn "$name" "$bin"
+}
+
+# Runs BIN as function NAME with exactly the environment in $DEV_DIR/cmd/NAME.env, output
+# appended to logs/NAME.log; records the PID: launch_fn NAME BIN
+launch_fn() {
+  local name="$1" bin="$2" vars
+  mapfile -d '' -t vars < "$DEV_DIR/cmd/$name.env"
+  setsid env -i "${vars[@]}" "$bin" >>"$DEV_DIR/logs/$name.log" 2>&1 < /dev/null &
   echo $! > "$DEV_DIR/pids/$name.pid"
 }
 
@@ -63,35 +98,52 @@ wait_healthy() {
   die "$name (pid $pid) did not answer $url within ${KOSHA_START_WAIT_S:-30} s; it is left running (log: $log_file)"
 }
 
-# Starts a function again with the port and environment it had at `up`, and waits until it
-# answers its health check: restart_fn NAME
+# Starts a function again as `up` did (same binary, port and environment, from
+# $DEV_DIR/cmd), and waits until it answers its health check: restart_fn NAME.
+# Everything is checked before a running instance is stopped; the log is appended to.
 restart_fn() {
-  local name="$1" f="$DEV_DIR/cmd/$1.args" args
-  [[ -f "$f" ]] || die "$name was never started by scripts/dev up"
+  local name="$1" cmd="$DEV_DIR/cmd" f bin port
+  for f in "$cmd/$name.args" "$cmd/$name.bin" "$cmd/$name.env"; do
+    [[ -f "$f" ]] || die "$name was not started by this scripts/dev up (no ${f#"$DEV_DIR"/}); run scripts/dev up"
+  done
+  bin="$(cat "$cmd/$name.bin")"; port="$(head -n 1 "$cmd/$name.args")"
+  [[ -x "$bin" ]] || die "$bin (the binary scripts/dev up started) is missing; run scripts/dev up"
   [[ ! -f "$DEV_DIR/pids/$name.pid" ]] || stop_fn "$name"
-  mapfile -t args < "$f"
-  start_fn "$name" "${args[@]}"
-  wait_healthy "$name" "${args[0]}"
+  printf -- '--- restarted at %s\n' "$(date -u +%Y-%m-%dT%H:%M:%SZ)" >> "$DEV_DIR/logs/$name.log"
+  launch_fn "$name" "$bin"
+  wait_healthy "$name" "$port"
 }
 
-# Stops everything recorded under $DEV_DIR/pids (TERM, then KILL after 5 s), and the emulator.
+# Stops everything recorded under $DEV_DIR/pids, then the emulator; prints one line per
+# component it stopped (stderr). Every process gets TERM at once, then KILL after 5 s.
 # A `.pgid` file records a process group by its leader's PID (cargo lambda watch, which
 # spawns `cargo run` and the functions): the whole group is stopped.
 stop_all() {
-  local f pid i target
-  KOSHA_DEV_DIR="$DEV_DIR" "$ROOT/scripts/moto" stop >/dev/null 2>&1 || true
-  [[ -d "$DEV_DIR/pids" ]] || return 0
-  for f in "$DEV_DIR"/pids/*.pid "$DEV_DIR"/pids/*.pgid; do
-    [[ -e "$f" ]] || continue
-    pid="$(cat "$f")"; target="$pid"
-    [[ "$f" == *.pgid ]] && target="-$pid"
-    if kill -0 -- "$target" 2>/dev/null; then
-      kill -TERM -- "$target" 2>/dev/null || true
-      for ((i = 0; i < 50; i++)); do kill -0 -- "$target" 2>/dev/null || break; sleep 0.1; done
-      kill -KILL -- "$target" 2>/dev/null || true
-    fi
-    rm -f "$f"
+  local f pid i target names=() targets=() pids=() n
+  if [[ -d "$DEV_DIR/pids" ]]; then
+    for f in "$DEV_DIR"/pids/*.pid "$DEV_DIR"/pids/*.pgid; do
+      [[ -e "$f" ]] || continue
+      pid="$(cat "$f")"; target="$pid"
+      [[ "$f" == *.pgid ]] && target="-$pid"
+      if kill -0 -- "$target" 2>/dev/null; then
+        kill -TERM -- "$target" 2>/dev/null || true
+        names+=("$(basename "${f%.*}")"); targets+=("$target"); pids+=("$pid")
+      fi
+      rm -f "$f"
+    done
+  fi
+  for n in "${!targets[@]}"; do
+    for ((i = 0; i < 50; i++)); do kill -0 -- "${targets[n]}" 2>/dev/null || break; sleep 0.1; done
+    kill -KILL -- "${targets[n]}" 2>/dev/null || true
+    echo "${names[n]}: stopped (pid ${pids[n]})" >&2
   done
+  if KOSHA_DEV_DIR="$DEV_DIR" "$ROOT/scripts/moto" status >/dev/null 2>&1; then
+    pid="$(cat "$DEV_DIR/moto.pid" 2>/dev/null || true)"
+    KOSHA_DEV_DIR="$DEV_DIR" "$ROOT/scripts/moto" stop >/dev/null 2>&1 || true
+    echo "aws-emulator: stopped${pid:+ (pid $pid)}" >&2
+  else
+    KOSHA_DEV_DIR="$DEV_DIR" "$ROOT/scripts/moto" stop >/dev/null 2>&1 || true
+  fi
 }
 
 # One line per component of the stack: NAME, state, URL, pid. States: `running` (the process
@@ -228,7 +280,7 @@ build_bins() {
 stack_prepare() {
   local db_url="$1"
   stop_all
-  mkdir -p "$DEV_DIR"
+  mkdir -p "$DEV_DIR/logs"
   ensure_postgres "$db_url"
   ensure_database "$db_url"
   build_bins
@@ -250,8 +302,13 @@ stack_prepare() {
     [[ "$line" =~ ^[A-Z_]+= ]] && export "${line?}"
   done <<< "$bootstrap"
 
-  log "migrating and seeding $(db_name "$db_url")"
-  DATABASE_URL="$db_url" "$(cargo_target)/debug/core-api" migrate
+  log "migrating and seeding $(db_name "$db_url") (log: ${DEV_DIR#"$ROOT"/}/logs/migrate.log)"
+  local migrate_log="$DEV_DIR/logs/migrate.log"
+  if ! DATABASE_URL="$db_url" "$(cargo_target)/debug/core-api" migrate >"$migrate_log" 2>&1; then
+    tail -n 10 "$migrate_log" >&2
+    die "core-api migrate failed (log: $migrate_log)"
+  fi
+  grep '^core-api migrate: ' "$migrate_log" >&2 || true
 
   local ops issuer
   ops="$(cargo_target)/debug/kosha-ops"
