@@ -3,6 +3,18 @@
 
 use std::time::Duration;
 
+/// Longest `--ttl` accepted (tokens, breaker overrides).
+pub const MAX_TTL: Duration = Duration::from_secs(30 * 86_400);
+
+/// Parses a `--ttl` between 1 s and [`MAX_TTL`]; for clap's `value_parser`.
+pub fn parse_ttl(text: &str) -> Result<Duration, String> {
+    let ttl = parse_duration(text)?;
+    if ttl > MAX_TTL {
+        return Err(format!("{text:?}: ttl must be between 1s and 30d"));
+    }
+    Ok(ttl)
+}
+
 /// Parses a duration like `30m`; for clap's `value_parser`.
 pub fn parse_duration(raw: &str) -> Result<Duration, String> {
     let raw = raw.trim();

@@ -325,6 +325,23 @@ fn bad_usage_exits_2_with_one_line() {
         &run(&mut ops(&table, &secret), &["breaker", "frobnicate"]),
         2,
     );
+    // The reason reaches every agent through get_service_health: bounded and printable.
+    let long = "x".repeat(501);
+    for (reason, ttl) in [("a\u{1}b", "1h"), (long.as_str(), "1h"), ("fine", "31d")] {
+        let o = run(
+            &mut ops(&table, &secret),
+            &[
+                "breaker",
+                "force-open",
+                "openai",
+                "--reason",
+                reason,
+                "--ttl",
+                ttl,
+            ],
+        );
+        assert_refused(&o, 2);
+    }
 }
 
 #[test]

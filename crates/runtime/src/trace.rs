@@ -4,7 +4,8 @@
 //! - `request_id`: the Lambda invocation's request id, else `X-Request-Id` when it is a short
 //!   printable token, else a fresh random id;
 //! - `trace_id`: the X-Ray trace id (Lambda context or `X-Amzn-Trace-Id`), or `-`;
-//! - `method`, `path` (no query string), and `principal` (empty until a layer records it);
+//! - `method`, `path` (no query string; at most [`MAX_PATH_LEN`] bytes, then `…`), and
+//!   `principal` (empty until a layer records it);
 //!
 //! and logs one `handled` line with `status` and `elapsed_ms`. Header values are logged only
 //! when they pass [`loggable`], so nothing a client sends can forge log structure.
@@ -17,6 +18,22 @@ use tracing::Instrument;
 
 /// At most this many bytes of a client-supplied id are logged.
 const MAX_ID_LEN: usize = 128;
+
+/// At most this many bytes of a request path are logged: any caller can send a path of
+/// many kilobytes, and every one would become a log line of that size.
+pub const MAX_PATH_LEN: usize = 256;
+
+/// `path` cut to [`MAX_PATH_LEN`] bytes at a character boundary, with `…` when cut.
+fn clipped_path(path: &str) -> std::borrow::Cow<'_, str> {
+    if path.len() <= MAX_PATH_LEN {
+        return path.into();
+    }
+    let mut end = MAX_PATH_LEN;
+    while !path.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}…", &path[..end]).into()
+}
 
 /// A header value safe to log: 1–128 bytes of `[A-Za-z0-9._:@=;/+-]`.
 pub fn loggable(value: &str) -> bool {
@@ -55,7 +72,7 @@ pub async fn request_span(request: Request, next: Next) -> Response {
         request_id = %request_id,
         trace_id = %trace_id,
         method = %request.method(),
-        path = %request.uri().path(),
+        path = %clipped_path(request.uri().path()),
         principal = tracing::field::Empty,
     );
     async move {
@@ -81,7 +98,19 @@ pub fn record_principal(principal: &str) {
 
 #[cfg(test)]
 mod tests {
-    use super::loggable;
+    use super::{MAX_PATH_LEN, clipped_path, loggable};
+
+    #[test]
+    fn long_paths_are_clipped_at_a_char_boundary() {
+        assert_eq!(clipped_path("/mcp"), "/mcp");
+        let exact = "a".repeat(MAX_PATH_LEN);
+        assert_eq!(clipped_path(&exact), exact.as_str());
+        let long = "/".to_owned() + &"é".repeat(20_000);
+        let clipped = clipped_path(&long);
+        assert!(clipped.len() <= MAX_PATH_LEN + '…'.len_utf8());
+        assert!(clipped.ends_with('…'));
+        assert!(long.starts_with(clipped.trim_end_matches('…')));
+    }
 
     #[test]
     fn only_plain_tokens_are_logged() {

@@ -10,10 +10,12 @@
 use std::time::Duration;
 
 use clap::{Args, Subcommand};
-use kosha_state::{BreakerItem, Clock, DEPENDENCIES, StateTable, SystemClock, is_dependency};
+use kosha_state::{
+    BreakerItem, Clock, DEPENDENCIES, StateError, StateTable, SystemClock, is_dependency,
+};
 use serde_json::json;
 
-use crate::duration::parse_duration;
+use crate::duration::parse_ttl;
 use crate::exit::Failure;
 
 /// `kosha-ops breaker …`
@@ -32,8 +34,8 @@ enum BreakerAction {
         /// Why (shown by get_service_health).
         #[arg(long)]
         reason: String,
-        /// Expire after this long, e.g. 30m, 2h, 900s (default: until cleared).
-        #[arg(long, value_parser = parse_duration)]
+        /// Expire after this long, 1s to 30d, e.g. 30m, 2h, 900s (default: until cleared).
+        #[arg(long, value_parser = parse_ttl)]
         ttl: Option<Duration>,
         /// Recorded as set_by (default: $USER, else "unknown").
         #[arg(long)]
@@ -110,7 +112,10 @@ pub async fn run(args: BreakerArgs) -> Result<(), Failure> {
                     SystemClock.now_s(),
                 )
                 .await
-                .map_err(|e| Failure::Failed(e.to_string()))?;
+                .map_err(|e| match e {
+                    StateError::InvalidSetting { .. } => Failure::Usage(e.to_string()),
+                    e => Failure::Failed(e.to_string()),
+                })?;
             println!("{}", item_json(&item));
         }
         BreakerAction::Clear { dependency } => {

@@ -20,10 +20,7 @@ use kosha_auth::Role;
 use kosha_auth::dev::{self, MintClaims};
 
 use super::CommandError;
-use crate::duration::parse_duration;
-
-/// Longest `--ttl` accepted.
-const MAX_TTL: Duration = Duration::from_secs(30 * 86_400);
+use crate::duration::parse_ttl;
 
 /// `kosha-ops token …`
 #[derive(Debug, Subcommand)]
@@ -87,14 +84,6 @@ impl From<RoleArg> for Role {
             RoleArg::Operator => Role::Operator,
         }
     }
-}
-
-fn parse_ttl(text: &str) -> Result<Duration, String> {
-    let ttl = parse_duration(text)?;
-    if ttl.is_zero() || ttl > MAX_TTL {
-        return Err(format!("{text:?}: ttl must be between 1s and 30d"));
-    }
-    Ok(ttl)
 }
 
 /// Runs a `token` subcommand.

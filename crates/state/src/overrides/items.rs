@@ -49,6 +49,43 @@ impl BreakerItem {
     }
 }
 
+/// Longest `reason` and `set_by` accepted when writing an override, in characters. The reason
+/// reaches every agent through `get_service_health`.
+pub(crate) const MAX_TEXT_CHARS: usize = 500;
+
+/// Refuses an override text that is empty, longer than [`MAX_TEXT_CHARS`], or holds control
+/// characters (it is shown to agents and written to logs).
+fn check_text(name: &'static str, text: &str) -> Result<(), StateError> {
+    let reason = if text.trim().is_empty() {
+        "must not be empty"
+    } else if text.chars().count() > MAX_TEXT_CHARS {
+        "is longer than 500 characters"
+    } else if text.chars().any(char::is_control) {
+        "must not contain control characters"
+    } else {
+        return Ok(());
+    };
+    Err(StateError::InvalidSetting {
+        name,
+        reason: reason.to_owned(),
+    })
+}
+
+/// An override text as shown to agents: control characters replaced by spaces, at most
+/// [`MAX_TEXT_CHARS`] characters (then `…`). Items written by other tools are shown, not
+/// refused: an operator's override must not be ignored for its wording.
+fn shown(text: &str) -> String {
+    let mut out: String = text
+        .chars()
+        .take(MAX_TEXT_CHARS)
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect();
+    if text.chars().nth(MAX_TEXT_CHARS).is_some() {
+        out.push('…');
+    }
+    out
+}
+
 /// Parses an item, or says (without quoting values) why it is malformed.
 fn parse(dependency: &str, item: &Item) -> Result<BreakerItem, &'static str> {
     let state = attr::s(item, "state").ok_or("state missing or not a string")?;
@@ -65,8 +102,8 @@ fn parse(dependency: &str, item: &Item) -> Result<BreakerItem, &'static str> {
     Ok(BreakerItem {
         dependency: dependency.to_owned(),
         forced: ForcedOpen {
-            reason: reason.to_owned(),
-            set_by: set_by.to_owned(),
+            reason: shown(reason),
+            set_by: shown(set_by),
             set_at,
             expires_at,
         },
@@ -122,7 +159,9 @@ impl StateTable {
     /// earlier override) with `set_at = now_s` and, given `ttl`, `expires_at = now_s + ttl`.
     ///
     /// # Errors
-    /// [`StateError::UnknownDependency`], or [`StateError::Aws`] when the write fails.
+    /// [`StateError::UnknownDependency`]; [`StateError::InvalidSetting`] when `reason` or
+    /// `set_by` is empty, over [`MAX_TEXT_CHARS`] characters or holds control characters;
+    /// [`StateError::Aws`] when the write fails.
     pub async fn force_open_breaker(
         &self,
         dependency: &str,
@@ -132,6 +171,8 @@ impl StateTable {
         now_s: i64,
     ) -> Result<BreakerItem, StateError> {
         known(dependency)?;
+        check_text("reason", reason)?;
+        check_text("set_by", set_by)?;
         let expires_at =
             ttl.map(|t| now_s.saturating_add(i64::try_from(t.as_secs()).unwrap_or(i64::MAX)));
         let mut put = self
@@ -193,4 +234,30 @@ pub(super) async fn fetch_snapshot(table: &StateTable) -> Result<OverrideSnapsho
         }
     }
     Ok(snapshot)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn override_texts_are_checked_when_written() {
+        assert!(check_text("reason", "core-api maintenance, INC-42").is_ok());
+        assert!(check_text("reason", &"é".repeat(MAX_TEXT_CHARS)).is_ok());
+        for bad in ["", "   ", "a\u{1}b", "line\nbreak"] {
+            assert!(check_text("reason", bad).is_err(), "{bad:?}");
+        }
+        let long = "x".repeat(MAX_TEXT_CHARS + 1);
+        assert!(check_text("reason", &long).is_err());
+    }
+
+    #[test]
+    fn odd_texts_written_by_other_tools_are_shown_clipped_and_flattened() {
+        assert_eq!(shown("planned\tmaintenance\n"), "planned maintenance ");
+        let long = "y".repeat(100_000);
+        let s = shown(&long);
+        assert_eq!(s.chars().count(), MAX_TEXT_CHARS + 1);
+        assert!(s.ends_with('…'));
+        assert_eq!(shown("short"), "short");
+    }
 }
