@@ -101,7 +101,11 @@ impl GatewayConfig {
         Ok(Self {
             auth,
             public_base_url,
-            core_api_url: config::string_or("KOSHA_CORE_API_URL", "http://127.0.0.1:8081"),
+            core_api_url: parse_service_url(&config::string_or(
+                "KOSHA_CORE_API_URL",
+                "http://127.0.0.1:8081",
+            ))
+            .map_err(|e| ConfigError::new("KOSHA_CORE_API_URL", e))?,
             core_api_auth: config::parse_or("KOSHA_CORE_API_AUTH", CoreApiAuth::None)?,
             allowed_hosts,
             allowed_origins: config::list("KOSHA_ALLOWED_ORIGINS"),
@@ -117,6 +121,19 @@ impl GatewayConfig {
 /// # Errors
 /// A reason naming what is wrong (never echoing the value).
 pub fn parse_base_url(raw: &str) -> Result<String, &'static str> {
+    parse_http_url(raw, false)
+}
+
+/// `raw` as a service's base URL without its trailing `/`: like [`parse_base_url`], and a
+/// path is allowed (`http://127.0.0.1:9000/lambda-url/core-api` under the Lambda emulator).
+///
+/// # Errors
+/// A reason naming what is wrong (never echoing the value).
+pub fn parse_service_url(raw: &str) -> Result<String, &'static str> {
+    parse_http_url(raw, true)
+}
+
+fn parse_http_url(raw: &str, allow_path: bool) -> Result<String, &'static str> {
     let trimmed = raw.trim().trim_end_matches('/');
     let uri: http::Uri = trimmed
         .parse()
@@ -127,12 +144,11 @@ pub fn parse_base_url(raw: &str) -> Result<String, &'static str> {
     if uri.authority().is_none_or(|a| a.host().is_empty()) {
         return Err("must name a host");
     }
-    if uri
-        .path_and_query()
-        .is_some_and(|pq| pq.as_str() != "/" && !pq.as_str().is_empty())
-        || trimmed.contains('#')
-        || trimmed.contains('@')
-    {
+    let path = uri.path_and_query().map_or("", |pq| pq.as_str());
+    if uri.query().is_some() || trimmed.contains('#') || trimmed.contains('@') {
+        return Err("must not hold a query, fragment or user");
+    }
+    if !allow_path && path != "/" && !path.is_empty() {
         return Err("must be scheme and host only: no path, query, fragment or user");
     }
     Ok(trimmed.to_owned())
@@ -140,7 +156,7 @@ pub fn parse_base_url(raw: &str) -> Result<String, &'static str> {
 
 #[cfg(test)]
 mod tests {
-    use super::{CoreApiAuth, parse_base_url};
+    use super::{CoreApiAuth, parse_base_url, parse_service_url};
 
     #[test]
     fn public_base_url_is_scheme_and_host_only() {
@@ -163,6 +179,27 @@ mod tests {
             "https://exa mple.com",
         ] {
             assert!(parse_base_url(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn service_urls_may_have_a_path_but_nothing_else_odd() {
+        assert_eq!(
+            parse_service_url("https://abc.lambda-url.us-east-1.on.aws/"),
+            Ok("https://abc.lambda-url.us-east-1.on.aws".to_owned())
+        );
+        assert_eq!(
+            parse_service_url("http://127.0.0.1:9000/lambda-url/core-api"),
+            Ok("http://127.0.0.1:9000/lambda-url/core-api".to_owned())
+        );
+        for bad in [
+            "notaurl",
+            "ftp://x",
+            "https://core.example.com/?x=1",
+            "https://user@core.example.com",
+            "https://",
+        ] {
+            assert!(parse_service_url(bad).is_err(), "{bad}");
         }
     }
 

@@ -76,8 +76,9 @@ async fn main() -> ExitCode {
             None => Arc::new(g),
         },
         Err(e) => {
-            tracing::error!(error = %e, "cannot build the gateway");
-            return ExitCode::FAILURE;
+            // Only a policy setting (KOSHA_POLICY_*) can fail here: bad configuration.
+            tracing::error!(error = %e, "bad resilience configuration");
+            return ExitCode::from(2);
         }
     };
     match kosha_runtime::serve(mcp_gateway::http::router(gateway)).await {
