@@ -29,9 +29,22 @@
 //!
 //! **Within one instance** the calls of one client take turns (an async lock per client), so
 //! concurrent requests from one client in one process do not race each other's
-//! compare-and-set; they share the cache instead. The wait for that turn is bounded by the
-//! call timeout too (fail open). Lambda runs one request per instance, so this only matters
-//! in local mode.
+//! compare-and-set; they share the cache instead. Lambda runs one request per instance, so
+//! this only matters in local mode. A call whose cached item already proves the bucket empty
+//! is refused before it queues. The wait for the turn is bounded by twice the call timeout
+//! (200 ms); a call still waiting then is decided without DynamoDB:
+//! - the cache proves the bucket empty → [`RateDecision::Limited`] with that `retry_after_s`;
+//! - the last DynamoDB call made for this client failed or timed out → [`RateDecision::FailOpen`]
+//!   (DynamoDB unreachable, SPEC §6). Twice the call timeout is long enough that the call in
+//!   progress when the wait began has ended (each is bounded by the call timeout), so a
+//!   store that went down is known by then;
+//! - otherwise → [`RateDecision::Limited`] with `retry_after_s` 1: the client sends more calls
+//!   at once than one instance can put through DynamoDB in time. Admitting here would let a
+//!   burst past the bucket (60 parallel calls on a bucket of 20 were all admitted when this
+//!   case failed open); waiting without a bound would hang requests behind a queue. Refusing
+//!   keeps admissions within capacity + rate × elapsed and every call within 200 ms plus its
+//!   own DynamoDB calls; the refusal is counted as `limited`, so `fail_open` in the metric
+//!   still means DynamoDB trouble only.
 //!
 //! An item whose `expires_at` has passed is a fresh, full bucket (TTL deletion is lazy); the
 //! write is still conditional on its `updated_at`. An item with a malformed `updated_at` is
@@ -119,8 +132,40 @@ impl Seen {
     }
 }
 
-/// One client's turn lock and cached item.
-type Slot = Arc<tokio::sync::Mutex<Option<Seen>>>;
+/// One client's turn lock and what its turns learned.
+#[derive(Default)]
+struct Slot {
+    /// Held for a whole take: one client's calls take turns.
+    turn: tokio::sync::Mutex<()>,
+    /// Written only by the turn's holder; read by anyone, including a call whose wait for the
+    /// turn timed out.
+    learned: Mutex<Learned>,
+}
+
+/// What one client's turns learned from DynamoDB.
+#[derive(Debug, Clone, Copy, Default)]
+struct Learned {
+    /// The last item seen; `None` before the first answer.
+    seen: Option<Seen>,
+    /// Whether the last DynamoDB call for this client failed or timed out.
+    store_failing: bool,
+}
+
+impl Slot {
+    fn learned(&self) -> Learned {
+        *self.learned.lock()
+    }
+
+    fn set_seen(&self, seen: Option<Seen>) {
+        let mut learned = self.learned.lock();
+        learned.seen = seen;
+        learned.store_failing = false;
+    }
+
+    fn set_store_failing(&self) {
+        self.learned.lock().store_failing = true;
+    }
+}
 
 /// The token bucket in the state table. Share one per process (`Arc`); it implements
 /// [`RateLimiter`] so the gateway can hold an `Arc<dyn RateLimiter>`.
@@ -129,7 +174,7 @@ pub struct DynamoRateLimiter {
     table: StateTable,
     settings: RateLimitSettings,
     clock: Arc<dyn Clock>,
-    slots: Mutex<HashMap<String, Slot>>,
+    slots: Mutex<HashMap<String, Arc<Slot>>>,
     warns: WarnThrottle,
 }
 
@@ -175,7 +220,7 @@ impl DynamoRateLimiter {
         decision
     }
 
-    fn slot(&self, client_id: &str) -> Slot {
+    fn slot(&self, client_id: &str) -> Arc<Slot> {
         let mut slots = self.slots.lock();
         if let Some(slot) = slots.get(client_id) {
             return Arc::clone(slot);
@@ -183,19 +228,59 @@ impl DynamoRateLimiter {
         if slots.len() >= MAX_CACHED_CLIENTS {
             slots.clear();
         }
-        let slot = Slot::default();
+        let slot = Arc::new(Slot::default());
         slots.insert(client_id.to_owned(), Arc::clone(&slot));
         slot
     }
 
+    /// The refusal the cached item alone proves at `now_ms` (the true bucket never holds more).
+    fn refused_by_cache(&self, seen: Option<&Seen>, now_ms: i64) -> Option<RateDecision> {
+        let seen = seen?;
+        match self
+            .settings
+            .bucket
+            .take(seen.live_state(now_ms).as_ref(), now_ms)
+        {
+            Take::Denied { retry_after_s } => Some(RateDecision::Limited { retry_after_s }),
+            Take::Granted { .. } => None,
+        }
+    }
+
     async fn take(&self, client_id: &str) -> RateDecision {
         let slot = self.slot(client_id);
-        let Ok(mut cached) = tokio::time::timeout(self.settings.call_timeout, slot.lock()).await
-        else {
-            self.warn("rate_limit_fail_open", "turn_timeout", &"timeout");
-            return RateDecision::FailOpen;
+        if let Some(refused) =
+            self.refused_by_cache(slot.learned().seen.as_ref(), self.clock.now_ms())
+        {
+            return refused;
+        }
+        let turn_wait = self.settings.call_timeout.saturating_mul(2);
+        let Ok(_turn) = tokio::time::timeout(turn_wait, slot.turn.lock()).await else {
+            return self.turn_timed_out(&slot);
         };
-        let mut seen = cached.unwrap_or(Seen::UNKNOWN);
+        self.take_turn(client_id, &slot).await
+    }
+
+    /// The decision for a call whose wait for its turn timed out (module doc).
+    fn turn_timed_out(&self, slot: &Slot) -> RateDecision {
+        let learned = slot.learned();
+        if let Some(refused) = self.refused_by_cache(learned.seen.as_ref(), self.clock.now_ms()) {
+            return refused;
+        }
+        if learned.store_failing {
+            self.warn(
+                "rate_limit_fail_open",
+                "turn_timeout",
+                &"DynamoDB call failed",
+            );
+            return RateDecision::FailOpen;
+        }
+        tracing::debug!(event = "rate_limit_turn_timeout");
+        RateDecision::Limited { retry_after_s: 1 }
+    }
+
+    /// One take while holding the client's turn.
+    async fn take_turn(&self, client_id: &str, slot: &Slot) -> RateDecision {
+        let mut seen = slot.learned().seen.unwrap_or(Seen::UNKNOWN);
         for _ in 0..self.settings.max_tries {
             let now_ms = self.clock.now_ms();
             let next = match self
@@ -210,22 +295,24 @@ impl DynamoRateLimiter {
             let write = self.write(client_id, &seen, &next, expires_at_s);
             match tokio::time::timeout(self.settings.call_timeout, write).await {
                 Ok(Ok(WriteOutcome::Written)) => {
-                    *cached = Some(Seen {
+                    slot.set_seen(Some(Seen {
                         version: Version::At(next.updated_at_ms),
                         state: Some(next),
                         expires_at_s: Some(expires_at_s),
-                    });
+                    }));
                     return RateDecision::Allowed;
                 }
                 Ok(Ok(WriteOutcome::Conflict(item))) => {
                     seen = item.as_ref().map_or(Seen::UNKNOWN, Seen::from_item);
-                    *cached = Some(seen);
+                    slot.set_seen(Some(seen));
                 }
                 Ok(Err(err)) => {
+                    slot.set_store_failing();
                     self.warn("rate_limit_fail_open", "write_error", &err);
                     return RateDecision::FailOpen;
                 }
                 Err(_) => {
+                    slot.set_store_failing();
                     self.warn("rate_limit_fail_open", "write_timeout", &"timeout");
                     return RateDecision::FailOpen;
                 }
@@ -239,12 +326,12 @@ impl DynamoRateLimiter {
         let charge = self.charge(client_id, bucket_expires_at(self.clock.now_ms()));
         match tokio::time::timeout(self.settings.call_timeout, charge).await {
             Ok(Ok(Charge::Taken(item))) => {
-                *cached = item.as_ref().map(Seen::from_item);
+                slot.set_seen(item.as_ref().map(Seen::from_item));
                 RateDecision::Allowed
             }
             Ok(Ok(Charge::Short(item))) => {
                 let seen = item.as_ref().map_or(Seen::UNKNOWN, Seen::from_item);
-                *cached = item.is_some().then_some(seen);
+                slot.set_seen(item.is_some().then_some(seen));
                 let now_ms = self.clock.now_ms();
                 match self
                     .settings
@@ -258,10 +345,12 @@ impl DynamoRateLimiter {
                 }
             }
             Ok(Err(err)) => {
+                slot.set_store_failing();
                 self.warn("rate_limit_charge_failed", "charge_error", &err);
                 RateDecision::Allowed
             }
             Err(_) => {
+                slot.set_store_failing();
                 self.warn("rate_limit_charge_failed", "charge_timeout", &"timeout");
                 RateDecision::Allowed
             }

@@ -303,3 +303,57 @@ async fn the_charge_after_lost_races_never_overdraws() {
         .unwrap();
     assert_eq!(tokens, 0.5, "nothing taken");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_clients_concurrent_burst_is_never_admitted_past_its_bucket() {
+    let sdk = sdk_config().await;
+    let table = fresh_table(&sdk).await;
+    // 300 calls at once queue for one client's turn far longer than the 600 ms turn wait
+    // (each write is a round trip to the emulator); capacity 200 leaves tokens to spare, so
+    // refusals come from the turn wait, not from an empty bucket.
+    let s = RateLimitSettings {
+        bucket: BucketConfig::try_new(200.0, 1.0).unwrap(),
+        call_timeout: Duration::from_millis(300),
+        ..settings()
+    };
+    let limiter = Arc::new(DynamoRateLimiter::new(&table, s, Arc::new(SystemClock)));
+    let client = unique("agent");
+    let start = Instant::now();
+    let tasks: Vec<_> = (0..300)
+        .map(|_| {
+            let limiter = Arc::clone(&limiter);
+            let client = client.clone();
+            tokio::spawn(async move { limiter.decide(&client).await })
+        })
+        .collect();
+    let mut decisions = Vec::new();
+    for t in tasks {
+        decisions.push(t.await.unwrap());
+    }
+    let elapsed = start.elapsed().as_secs_f64();
+    let allowed = decisions
+        .iter()
+        .filter(|d| **d == RateDecision::Allowed)
+        .count();
+    let fail_open = decisions
+        .iter()
+        .filter(|d| **d == RateDecision::FailOpen)
+        .count();
+    let tokens: f64 = item(&table, &client).await["tokens"]
+        .as_n()
+        .unwrap()
+        .parse()
+        .unwrap();
+    println!(
+        "300 calls in {elapsed:.2}s: allowed {allowed}, fail_open {fail_open}, tokens {tokens}"
+    );
+    assert_eq!(fail_open, 0, "the emulator was up: {decisions:?}");
+    assert!(allowed >= 1);
+    assert!(
+        (allowed as f64) <= 200.0 + elapsed,
+        "admitted {allowed} in {elapsed:.2}s"
+    );
+    // Every admission was charged: the bucket holds what the admissions left.
+    assert!(tokens <= 200.0 - allowed as f64 + elapsed, "{tokens}");
+    assert!(elapsed < 10.0, "no call hangs: {elapsed:.2}s");
+}

@@ -11,7 +11,9 @@ use crate::StateError;
 pub struct RateLimitSettings {
     /// Capacity and refill rate.
     pub bucket: BucketConfig,
-    /// Bound on each DynamoDB call and on the wait for this client's turn (default 100 ms).
+    /// Bound on each DynamoDB call (default 100 ms); twice it bounds the wait for this
+    /// client's turn in [`crate::DynamoRateLimiter`] (a call still waiting then is refused,
+    /// or failed open when the client's last DynamoDB call failed).
     pub call_timeout: Duration,
     /// Compare-and-set tries before admitting anyway (default 3, SPEC §6).
     pub max_tries: u32,
