@@ -133,6 +133,15 @@ def test_notification_is_202_without_body(client, gateway_url):
     assert r.status_code == 202 and r.content == b""
 
 
+@pytest.mark.parametrize("body", [
+    {"jsonrpc": "2.0", "id": 1, "result": {}},
+    {"jsonrpc": "2.0", "id": 2, "error": {"code": -1, "message": "no"}},
+])
+def test_response_is_202_without_body(client, gateway_url, body):
+    r = client.post(gateway_url, json=body, headers={"mcp-protocol-version": "2025-11-25"})
+    assert r.status_code == 202 and r.content == b""
+
+
 @pytest.mark.parametrize("method", ["GET", "DELETE"])
 def test_other_methods_are_405_allow_post(client, gateway_url, method):
     r = client.request(method, gateway_url)

@@ -438,3 +438,27 @@ async fn without_a_public_base_url_the_metadata_follows_the_allowed_host() {
     let body = json_body(app.oneshot(metadata).await.unwrap()).await;
     assert_eq!(body["resource"], "http://localhost/mcp");
 }
+
+// ---------------------------------------------------------------- 5. second attack pass
+
+#[tokio::test]
+async fn a_json_rpc_response_gets_202_without_a_body_and_spends_no_token() {
+    let app = app("http://127.0.0.1:9", 1.0, 64);
+    for body in [
+        json!({"jsonrpc": "2.0", "id": 1, "result": {}}),
+        json!({"jsonrpc": "2.0", "id": "r", "error": {"code": -1, "message": "no"}}),
+    ] {
+        let resp = app
+            .clone()
+            .oneshot(post(&agent(), body.to_string()))
+            .await
+            .unwrap();
+        assert_eq!(resp.status(), StatusCode::ACCEPTED, "{body}");
+        assert!(common::bytes(resp).await.is_empty(), "{body}");
+    }
+    let resp = app
+        .oneshot(tools_call(3, &agent(), "get_service_health", json!({})))
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), StatusCode::OK);
+}

@@ -255,7 +255,7 @@ fn check_envelope(message: &Map<String, Value>) -> Result<Envelope, Rejection> {
             })
         }
         Some(_) => invalid("method must be a string"),
-        // A response (to a server request; this server sends none, rmcp answers 202).
+        // A response (to a server request; this server sends none): the edge answers 202.
         None if has_result != has_error => Ok(Envelope {
             id: None,
             method: None,

@@ -164,6 +164,10 @@ async fn guard(State(edge): State<Arc<Edge>>, req: Request, next: Next) -> Respo
         Ok(m) => m,
         Err(rejection) => return reply::rejected(rejection),
     };
+    if message.method.is_none() {
+        // A response (SPEC §3: 202, no body); rmcp's stateless mode would refuse it.
+        return StatusCode::ACCEPTED.into_response();
+    }
 
     let prior = edge.in_flight.fetch_add(1, Ordering::AcqRel);
     let _slot = Slot(&edge.in_flight);
