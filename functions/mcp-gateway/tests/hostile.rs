@@ -462,3 +462,18 @@ async fn a_json_rpc_response_gets_202_without_a_body_and_spends_no_token() {
         .unwrap();
     assert_eq!(resp.status(), StatusCode::OK);
 }
+
+#[tokio::test(start_paused = true)]
+async fn an_unauthenticated_request_is_refused_before_its_body_is_read() {
+    let app = app("http://127.0.0.1:9", 100.0, 64);
+    let started = tokio::time::Instant::now();
+    let resp = tokio::time::timeout(
+        Duration::from_secs(60),
+        app.oneshot(post("not-a-token", stalled_body())),
+    )
+    .await
+    .expect("answered within 60 s")
+    .unwrap();
+    assert_eq!(resp.status(), StatusCode::UNAUTHORIZED);
+    assert!(started.elapsed() < mcp_gateway::config::DEFAULT_BODY_READ_TIMEOUT);
+}

@@ -5,9 +5,10 @@
 //!
 //! Order on `POST /mcp`, cheapest and least trusting first:
 //! 1. Host, then Origin (403);
-//! 2. the body, read whole under `KOSHA_BODY_READ_TIMEOUT_MS` (408) and 1 MiB (413), before
+//! 2. the bearer token, from the headers alone (401/403), so an unauthenticated client never
+//!    makes the gateway buffer or wait for a body;
+//! 3. the body, read whole under `KOSHA_BODY_READ_TIMEOUT_MS` (408) and 1 MiB (413), before
 //!    any in-flight slot is taken, so slow senders cannot shed everyone;
-//! 3. the bearer token (401/403);
 //! 4. the envelope ([`envelope`]: 400 with −32700, −32600 or −32602), so malformed requests
 //!    never spend a token;
 //! 5. an in-flight slot (`KOSHA_MAX_IN_FLIGHT`, 503 `overloaded`), held until the answer;
@@ -151,15 +152,15 @@ async fn guard(State(edge): State<Arc<Edge>>, req: Request, next: Next) -> Respo
     }
     let config = &edge.gateway.config;
     let (mut parts, body) = req.into_parts();
-    let bytes = match read_body(body, config.body_read_timeout).await {
-        Ok(b) => b,
-        Err(resp) => return resp,
-    };
     let principal = match edge.gateway.verifier.verify_headers(&parts.headers).await {
         Ok(p) => p,
         Err(e) => return reply::auth_error(&e, &host::public_base(config, &parts.headers)),
     };
     kosha_runtime::trace::record_principal(&principal.client_id);
+    let bytes = match read_body(body, config.body_read_timeout).await {
+        Ok(b) => b,
+        Err(resp) => return resp,
+    };
     let message = match envelope::check(&bytes) {
         Ok(m) => m,
         Err(rejection) => return reply::rejected(rejection),
