@@ -477,3 +477,51 @@ async fn an_unauthenticated_request_is_refused_before_its_body_is_read() {
     assert_eq!(resp.status(), StatusCode::UNAUTHORIZED);
     assert!(started.elapsed() < mcp_gateway::config::DEFAULT_BODY_READ_TIMEOUT);
 }
+
+#[tokio::test]
+async fn duplicate_keys_in_the_message_or_params_are_invalid_request() {
+    let app = app("http://127.0.0.1:9", 100.0, 64);
+    for (body, id) in [
+        (
+            r#"{"jsonrpc":"2.0","id":1,"id":2,"method":"ping"}"#,
+            Value::Null,
+        ),
+        (
+            r#"{"jsonrpc":"2.0","id":3,"method":"ping","method":"tools/list"}"#,
+            json!(3),
+        ),
+        (
+            r#"{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"get_service_health","name":"x"}}"#,
+            json!(4),
+        ),
+    ] {
+        let resp = app.clone().oneshot(post(&agent(), body)).await.unwrap();
+        assert_eq!(resp.status(), StatusCode::BAD_REQUEST, "{body}");
+        let answer = json_body(resp).await;
+        assert_eq!(answer["error"]["code"], -32600, "{body}");
+        assert_eq!(answer["id"], id, "{body}");
+        assert!(
+            answer["error"]["message"]
+                .as_str()
+                .unwrap()
+                .contains("duplicate key"),
+            "{answer}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn a_duplicate_argument_is_invalid_argument_naming_it_without_calling_core_api() {
+    let core_api = core_api_search(200, 0).await;
+    let app = app(&core_api.uri(), 100.0, 64);
+    let body = r#"{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"search_knowledge_base","arguments":{"query":"refunds","query":"x"}}}"#;
+    let resp = app.oneshot(post(&agent(), body)).await.unwrap();
+    assert_eq!(resp.status(), StatusCode::OK);
+    let answer = json_body(resp).await;
+    let err = tool_error(&answer);
+    assert_eq!(err["code"], "invalid_argument");
+    assert_eq!(
+        err["message"],
+        "query: appears more than once in the arguments"
+    );
+}

@@ -9,6 +9,10 @@
 //!   it (`tools/call` needs an object with a string `name`): else −32602 Invalid params. An
 //!   unknown method whose params rmcp cannot hold (an array) is −32601 (HTTP 404, as rmcp
 //!   answers unknown methods).
+//! - **Duplicate keys** ([`super::duplicates`]) in the message or at the top level of
+//!   `params` are −32600 (id `null` when `id` is the duplicate); a duplicate at the top level
+//!   of `params.arguments` passes, reported in [`Envelope::duplicate_argument`] for the tool
+//!   call to refuse as `invalid_argument` (SPEC §3).
 //! - **What it returns:** the message's `id` and `method` ([`Envelope`]), or a [`Rejection`]
 //!   that the edge answers with HTTP 400 (404 for −32601) and a JSON-RPC error whose `id` is
 //!   the request's id when that is a string or a number, else `null` (JSON-RPC 2.0 §5).
@@ -36,6 +40,7 @@ use serde::de::IgnoredAny;
 use serde_json::error::Category;
 use serde_json::{Map, Value};
 
+use super::duplicates::{self, Place};
 use super::reply::rpc;
 use crate::echo::clip;
 
@@ -46,6 +51,8 @@ pub struct Envelope {
     pub id: Option<Value>,
     /// The method; `None` for a response.
     pub method: Option<String>,
+    /// A key that appears twice at the top level of `params.arguments` (decoded, unclipped).
+    pub duplicate_argument: Option<String>,
 }
 
 impl Envelope {
@@ -117,7 +124,26 @@ pub fn check(body: &[u8]) -> Result<Envelope, Rejection> {
             ));
         }
     };
-    let envelope = check_envelope(&message)?;
+    let mut envelope = check_envelope(&message)?;
+    if let Some(dup) = duplicates::first_duplicate(body) {
+        let quoted = clip(&dup.key);
+        let id = if dup.place == Place::Envelope && dup.key == "id" {
+            Value::Null
+        } else {
+            reply_id(message.get("id"))
+        };
+        match dup.place {
+            Place::Envelope => {
+                let why = format!("duplicate key in the message: {quoted}");
+                return Err(Rejection::new(id, rpc::INVALID_REQUEST, why));
+            }
+            Place::Params => {
+                let why = format!("duplicate key in params: {quoted}");
+                return Err(Rejection::new(id, rpc::INVALID_REQUEST, why));
+            }
+            Place::Arguments => envelope.duplicate_argument = Some(dup.key),
+        }
+    }
     let parsed = ClientJsonRpcMessage::deserialize(&Value::Object(message.clone()));
     let Some(method) = &envelope.method else {
         return match parsed {
@@ -252,6 +278,7 @@ fn check_envelope(message: &Map<String, Value>) -> Result<Envelope, Rejection> {
             Ok(Envelope {
                 id: id.cloned(),
                 method: Some(method.clone()),
+                duplicate_argument: None,
             })
         }
         Some(_) => invalid("method must be a string"),
@@ -259,6 +286,7 @@ fn check_envelope(message: &Map<String, Value>) -> Result<Envelope, Rejection> {
         None if has_result != has_error => Ok(Envelope {
             id: None,
             method: None,
+            duplicate_argument: None,
         }),
         None => invalid("a request needs a method"),
     }

@@ -15,6 +15,7 @@
 //! 6. for a `tools/call` request, a rate-limit token (429 `rate_limited`);
 //! 7. rmcp.
 
+pub mod duplicates;
 pub mod envelope;
 pub mod host;
 pub mod reply;
@@ -39,6 +40,7 @@ use kosha_resilience::rate_limit::RateDecision;
 use crate::config::MAX_BODY_BYTES;
 use crate::server::McpServer;
 use crate::state::Gateway;
+use crate::tools::args::DuplicateArgument;
 
 pub use reply::rpc_error;
 
@@ -183,6 +185,9 @@ async fn guard(State(edge): State<Arc<Edge>>, req: Request, next: Next) -> Respo
         return reply::rate_limited(message.id.unwrap_or(Value::Null), retry_after_s);
     }
     parts.extensions.insert(principal);
+    if let Some(key) = message.duplicate_argument {
+        parts.extensions.insert(DuplicateArgument(key));
+    }
     let resp = next
         .run(Request::from_parts(parts, Body::from(bytes)))
         .await;
