@@ -525,3 +525,20 @@ async fn a_duplicate_argument_is_invalid_argument_naming_it_without_calling_core
         "query: appears more than once in the arguments"
     );
 }
+
+#[tokio::test]
+async fn invalid_utf8_or_a_lone_surrogate_is_a_parse_error() {
+    let app = app("http://127.0.0.1:9", 100.0, 64);
+    for body in [
+        Bytes::from_static(
+            b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\",\"params\":{\"a\":\"\xc3\x28\"}}",
+        ),
+        Bytes::from_static(br#"{"jsonrpc":"2.0","id":1,"method":"ping","params":{"a":"\ud800"}}"#),
+    ] {
+        let resp = app.clone().oneshot(post(&agent(), body)).await.unwrap();
+        assert_eq!(resp.status(), StatusCode::BAD_REQUEST);
+        let answer = json_body(resp).await;
+        assert_eq!(answer["error"]["code"], -32700, "{answer}");
+        assert_eq!(answer["id"], Value::Null);
+    }
+}

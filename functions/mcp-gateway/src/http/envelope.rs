@@ -22,7 +22,8 @@
 //!   beyond `f64` such as `1e400`) is not a parse error: it is −32600. serde_json files both
 //!   under [`serde_json::error::Category::Syntax`], so the body is re-scanned as
 //!   [`serde::de::IgnoredAny`], whose scan has neither limit: if that succeeds, the body was
-//!   JSON.
+//!   JSON. That scan does not decode strings, so invalid UTF-8 and lone surrogates (`"\ud800"`)
+//!   are told apart first: they are −32700.
 
 use axum::http::StatusCode;
 use rmcp::model::{
@@ -109,18 +110,25 @@ pub fn check(body: &[u8]) -> Result<Envelope, Rejection> {
                 "a JSON-RPC message must be an object",
             ));
         }
-        Err(e) if e.classify() == Category::Data || is_json(body) => {
+        Err(_) if std::str::from_utf8(body).is_err() => {
+            return Err(Rejection::new(
+                Value::Null,
+                rpc::PARSE_ERROR,
+                "parse error: body is not valid UTF-8",
+            ));
+        }
+        Err(e) if e.classify() == Category::Data || (beyond_serde(&e) && is_json(body)) => {
             return Err(Rejection::new(
                 Value::Null,
                 rpc::INVALID_REQUEST,
                 "the JSON nests too deeply or holds a number out of range",
             ));
         }
-        Err(_) => {
+        Err(e) => {
             return Err(Rejection::new(
                 Value::Null,
                 rpc::PARSE_ERROR,
-                "parse error: body is not valid JSON",
+                parse_message(&e),
             ));
         }
     };
@@ -226,7 +234,31 @@ const KNOWN_NOTIFICATIONS: [&str; 4] = [
     RootsListChangedNotificationMethod::VALUE,
 ];
 
-/// Whether `body` is syntactically JSON, whatever its depth and number sizes.
+/// The message for a parse error: what is wrong and where, never input text. serde_json says
+/// "unexpected end of hex escape" for a lone leading surrogate, so `\u` faults get our words.
+fn parse_message(e: &serde_json::Error) -> String {
+    let message = e.to_string();
+    let (line, column) = (e.line(), e.column());
+    if message.contains("hex escape") || message.contains("unicode code point") {
+        format!(
+            "parse error: a string holds an invalid \\u escape (a lone surrogate or a bad \
+             code point) at line {line} column {column}"
+        )
+    } else {
+        // serde_json's syntax messages name the fault and its position, never input text.
+        format!("parse error: body is not valid JSON: {message}")
+    }
+}
+
+/// Whether serde_json failed on a limit of its own (nesting depth, `f64` range) rather than on
+/// the text; its syntax errors share one category, so this goes by serde_json's message.
+fn beyond_serde(e: &serde_json::Error) -> bool {
+    let message = e.to_string();
+    message.starts_with("recursion limit exceeded") || message.starts_with("number out of range")
+}
+
+/// Whether `body` is syntactically JSON, whatever its depth and number sizes. The scan does not
+/// decode strings (nor check their escapes), so it is only asked after [`beyond_serde`].
 fn is_json(body: &[u8]) -> bool {
     serde_json::from_slice::<IgnoredAny>(body).is_ok()
 }
@@ -347,6 +379,21 @@ mod tests {
         ] {
             let r = rejected(body);
             assert_eq!((r.code, r.id), (rpc::PARSE_ERROR, Value::Null), "{body}");
+        }
+    }
+
+    #[test]
+    fn invalid_utf8_and_lone_surrogates_are_parse_errors_saying_so() {
+        let r = check(b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"p\xffing\"}").unwrap_err();
+        assert_eq!((r.code, r.id), (rpc::PARSE_ERROR, Value::Null));
+        assert_eq!(r.message, "parse error: body is not valid UTF-8");
+        for body in [
+            r#"{"jsonrpc":"2.0","id":1,"method":"ping","params":{"a":"\ud800"}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"ping","params":{"a":"\udc00x"}}"#,
+        ] {
+            let r = rejected(body);
+            assert_eq!((r.code, &r.id), (rpc::PARSE_ERROR, &Value::Null), "{body}");
+            assert!(r.message.contains("lone surrogate"), "{}", r.message);
         }
     }
 
