@@ -542,3 +542,18 @@ async fn invalid_utf8_or_a_lone_surrogate_is_a_parse_error() {
         assert_eq!(answer["id"], Value::Null);
     }
 }
+
+#[tokio::test]
+async fn a_non_integer_numeric_id_is_answered_with_id_null() {
+    let app = app("http://127.0.0.1:9", 100.0, 64);
+    for body in [
+        r#"{"jsonrpc":"2.0","id":1.5,"method":"ping"}"#,
+        r#"{"jsonrpc":"2.0","id":1e29,"method":"ping"}"#,
+    ] {
+        let resp = app.clone().oneshot(post(&agent(), body)).await.unwrap();
+        assert_eq!(resp.status(), StatusCode::BAD_REQUEST, "{body}");
+        let answer = json_body(resp).await;
+        assert_eq!(answer["error"]["code"], -32600, "{body}");
+        assert_eq!(answer["id"], Value::Null, "{body}");
+    }
+}

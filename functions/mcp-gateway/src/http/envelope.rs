@@ -15,7 +15,7 @@
 //!   call to refuse as `invalid_argument` (SPEC §3).
 //! - **What it returns:** the message's `id` and `method` ([`Envelope`]), or a [`Rejection`]
 //!   that the edge answers with HTTP 400 (404 for −32601) and a JSON-RPC error whose `id` is
-//!   the request's id when that is a string or a number, else `null` (JSON-RPC 2.0 §5).
+//!   the request's id when that is a string or an integer, else `null` (JSON-RPC 2.0 §4, §5).
 //! - **Why here:** rmcp answers envelopes it cannot deserialize with 415 and a plain-text
 //!   body, and by then the rate limiter has spent a token on them.
 //! - **Valid JSON that serde_json cannot hold** (nesting past its recursion limit, a number
@@ -69,7 +69,7 @@ impl Envelope {
 pub struct Rejection {
     /// 400, or 404 for an unknown method (as rmcp answers those).
     pub status: StatusCode,
-    /// The `id` to answer with: the request's when a string or a number, else `null`.
+    /// The `id` to answer with: the request's when a string or an integer, else `null`.
     pub id: Value,
     /// [`rpc::PARSE_ERROR`], [`rpc::INVALID_REQUEST`], [`rpc::INVALID_PARAMS`] or
     /// [`rpc::METHOD_NOT_FOUND`].
@@ -263,10 +263,14 @@ fn is_json(body: &[u8]) -> bool {
     serde_json::from_slice::<IgnoredAny>(body).is_ok()
 }
 
-/// The `id` to answer a refused message with: its own when a string or a number.
+/// The `id` to answer a refused message with: its own when a string or an integer (any size,
+/// or a float form [`usable_id`] accepts), else `null`: JSON-RPC 2.0 §4 says numeric ids
+/// SHOULD NOT have fractional parts, and `1.5` or `1e29` may not survive a round trip.
 fn reply_id(id: Option<&Value>) -> Value {
     match id {
-        Some(v @ (Value::String(_) | Value::Number(_))) => v.clone(),
+        Some(v @ Value::String(_)) => v.clone(),
+        Some(Value::Number(n)) if n.is_i64() || n.is_u64() => Value::Number(n.clone()),
+        Some(v @ Value::Number(_)) if usable_id(v) => v.clone(),
         _ => Value::Null,
     }
 }
@@ -429,7 +433,12 @@ mod tests {
                 r#"{"jsonrpc":"2.0","id":null,"method":"ping"}"#,
                 Value::Null,
             ),
-            (r#"{"jsonrpc":"2.0","id":1.5,"method":"ping"}"#, json!(1.5)),
+            (r#"{"jsonrpc":"2.0","id":1.5,"method":"ping"}"#, Value::Null),
+            (
+                r#"{"jsonrpc":"2.0","id":1e29,"method":"ping"}"#,
+                Value::Null,
+            ),
+            (r#"{"jsonrpc":"1.0","id":7.0,"method":"ping"}"#, json!(7.0)),
             (
                 r#"{"jsonrpc":"2.0","id":18446744073709551615,"method":"ping"}"#,
                 json!(18_446_744_073_709_551_615_u64),
