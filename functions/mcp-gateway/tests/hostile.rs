@@ -557,3 +557,34 @@ async fn a_non_integer_numeric_id_is_answered_with_id_null() {
         assert_eq!(answer["id"], Value::Null, "{body}");
     }
 }
+
+#[tokio::test]
+async fn auth_and_host_refusals_use_implementation_defined_codes() {
+    let app = app("http://127.0.0.1:9", 100.0, 64);
+    let list = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}).to_string();
+    let mut foreign = post(&agent(), list.clone());
+    foreign
+        .headers_mut()
+        .insert("host", "evil.example".parse().unwrap());
+    for (req, status, code) in [
+        (
+            post("not-a-token", list.clone()),
+            StatusCode::UNAUTHORIZED,
+            -32001,
+        ),
+        (
+            post(&common::token("agent-a", &[]), list.clone()),
+            StatusCode::FORBIDDEN,
+            -32003,
+        ),
+        (foreign, StatusCode::FORBIDDEN, -32003),
+    ] {
+        let resp = app.clone().oneshot(req).await.unwrap();
+        assert_eq!(resp.status(), status);
+        let answer = json_body(resp).await;
+        assert_eq!(
+            (&answer["error"]["code"], &answer["id"]),
+            (&json!(code), &Value::Null)
+        );
+    }
+}

@@ -4,15 +4,16 @@
 //! refusals are rewritten to the same shape.
 //!
 //! Order on `POST /mcp`, cheapest and least trusting first:
-//! 1. Host, then Origin (403);
-//! 2. the bearer token, from the headers alone (401/403), so an unauthenticated client never
-//!    makes the gateway buffer or wait for a body;
+//! 1. Host, then Origin (403, −32003);
+//! 2. the bearer token, from the headers alone (401 −32001, 403 −32003), so an
+//!    unauthenticated client never makes the gateway buffer or wait for a body;
 //! 3. the body, read whole under `KOSHA_BODY_READ_TIMEOUT_MS` (408) and 1 MiB (413), before
 //!    any in-flight slot is taken, so slow senders cannot shed everyone;
 //! 4. the envelope ([`envelope`]: 400 with −32700, −32600 or −32602), so malformed requests
 //!    never spend a token;
-//! 5. an in-flight slot (`KOSHA_MAX_IN_FLIGHT`, 503 `overloaded`), held until the answer;
-//! 6. for a `tools/call` request, a rate-limit token (429 `rate_limited`);
+//! 5. an in-flight slot (`KOSHA_MAX_IN_FLIGHT`, 503 −32000 `overloaded`, for the request's
+//!    id), held until the answer; a JSON-RPC response is answered 202 before this;
+//! 6. for a `tools/call` request, a rate-limit token (429 −32029 `rate_limited`);
 //! 7. rmcp.
 
 pub mod duplicates;
@@ -109,12 +110,12 @@ impl Drop for Slot<'_> {
 fn host_or_origin_refusal(edge: &Edge, headers: &HeaderMap) -> Option<Response> {
     let config = &edge.gateway.config;
     if !host::host_allowed(headers.get(header::HOST), &config.allowed_hosts) {
-        return Some(reply::refused(StatusCode::FORBIDDEN, "host not allowed"));
+        return Some(reply::forbidden("host not allowed"));
     }
     if let Some(origin) = headers.get(header::ORIGIN)
         && !host::origin_allowed(origin, &config.allowed_origins)
     {
-        return Some(reply::refused(StatusCode::FORBIDDEN, "origin not allowed"));
+        return Some(reply::forbidden("origin not allowed"));
     }
     None
 }
@@ -176,7 +177,7 @@ async fn guard(State(edge): State<Arc<Edge>>, req: Request, next: Next) -> Respo
     let _slot = Slot(&edge.in_flight);
     if prior >= config.max_in_flight {
         metrics::counter!("shed", "reason" => "in_flight").increment(1);
-        return reply::overloaded();
+        return reply::overloaded(message.id.unwrap_or(Value::Null));
     }
     if message.is_tools_call_request()
         && let RateDecision::Limited { retry_after_s } =
@@ -201,7 +202,7 @@ async fn protected_resource(State(edge): State<Arc<Edge>>, headers: HeaderMap) -
         headers.get(header::HOST),
         &edge.gateway.config.allowed_hosts,
     ) {
-        return reply::refused(StatusCode::FORBIDDEN, "host not allowed");
+        return reply::forbidden("host not allowed");
     }
     let base = host::public_base(&edge.gateway.config, &headers);
     axum::Json(kosha_auth::ProtectedResourceMetadata::new(
