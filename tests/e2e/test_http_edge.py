@@ -110,6 +110,16 @@ def test_malformed_json_is_parse_error(client, gateway_url):
     assert r.json()["error"]["code"] == -32700
 
 
+@pytest.mark.parametrize(("body", "code"), [
+    (b'{"jsonrpc": "2.0", "id": 1, "id": 2, "method": "ping"}', -32600),
+    (b'{"jsonrpc": "2.0", "id": 1, "method": "ping", "params": {"a": "\\ud800"}}', -32700),
+])
+def test_duplicate_keys_and_lone_surrogates_are_refused(client, gateway_url, body, code):
+    r = client.post(gateway_url, content=body, headers={"mcp-protocol-version": "2025-11-25"})
+    assert r.status_code == 400
+    assert r.json()["error"]["code"] == code and r.json()["id"] is None
+
+
 def test_batch_is_invalid_request(client, gateway_url):
     r = client.post(gateway_url, json=[INIT, INIT])
     assert r.status_code == 400
@@ -133,6 +143,15 @@ def test_notification_is_202_without_body(client, gateway_url):
     assert r.status_code == 202 and r.content == b""
 
 
+@pytest.mark.parametrize("body", [
+    {"jsonrpc": "2.0", "id": 1, "result": {}},
+    {"jsonrpc": "2.0", "id": 2, "error": {"code": -1, "message": "no"}},
+])
+def test_response_is_202_without_body(client, gateway_url, body):
+    r = client.post(gateway_url, json=body, headers={"mcp-protocol-version": "2025-11-25"})
+    assert r.status_code == 202 and r.content == b""
+
+
 @pytest.mark.parametrize("method", ["GET", "DELETE"])
 def test_other_methods_are_405_allow_post(client, gateway_url, method):
     r = client.request(method, gateway_url)
@@ -142,11 +161,13 @@ def test_other_methods_are_405_allow_post(client, gateway_url, method):
 def test_foreign_origin_is_403(client, gateway_url):
     r = client.post(gateway_url, json=INIT, headers={"origin": "https://evil.example"})
     assert r.status_code == 403
+    assert r.json()["error"]["code"] == -32003
 
 
 def test_foreign_host_is_403(client, gateway_url):
     r = client.post(gateway_url, json=INIT, headers={"host": "evil.example"})
     assert r.status_code == 403
+    assert r.json()["error"]["code"] == -32003
 
 
 def test_subpath_is_not_mcp(client, gateway_url):

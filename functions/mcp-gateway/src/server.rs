@@ -16,6 +16,7 @@ use kosha_auth::{Principal, visibility};
 
 use crate::echo::clip;
 use crate::state::Gateway;
+use crate::tools::args::DuplicateArgument;
 use crate::tools::{self, Call, ToolError};
 
 /// One MCP server per request (stateless); all state lives in [`Gateway`].
@@ -37,6 +38,14 @@ fn principal(ctx: &RequestContext<RoleServer>) -> Option<&Principal> {
         .get::<http::request::Parts>()?
         .extensions
         .get::<Principal>()
+}
+
+/// A duplicate key in the call's arguments, as found by the HTTP edge.
+fn duplicate_argument(ctx: &RequestContext<RoleServer>) -> Option<&DuplicateArgument> {
+    ctx.extensions
+        .get::<http::request::Parts>()?
+        .extensions
+        .get::<DuplicateArgument>()
 }
 
 /// Whether the caller may see and call `tool` (one rule for `tools/list` and `tools/call`).
@@ -128,6 +137,9 @@ impl ServerHandler for McpServer {
             return Ok(ToolError::DeadlineExceeded { dependency: None }
                 .into_result()
                 .into());
+        }
+        if let Some(dup) = duplicate_argument(&context) {
+            return Ok(dup.refusal().into_result().into());
         }
         Ok(tools::dispatch(&call, &request.name, request.arguments)
             .await

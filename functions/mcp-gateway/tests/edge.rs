@@ -80,7 +80,12 @@ async fn requests_above_max_in_flight_are_shed_with_503() {
         .unwrap();
     assert_eq!(resp.status(), StatusCode::SERVICE_UNAVAILABLE);
     assert_eq!(resp.headers()["retry-after"], "1");
-    assert_eq!(json_body(resp).await["error"]["data"]["code"], "overloaded");
+    let body = json_body(resp).await;
+    assert_eq!(body["error"]["data"]["code"], "overloaded");
+    assert_eq!(
+        (&body["error"]["code"], &body["id"]),
+        (&json!(-32000), &json!(2))
+    );
     slow.abort();
     hold.abort();
     // The aborted request released its slot.

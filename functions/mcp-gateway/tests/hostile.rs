@@ -438,3 +438,153 @@ async fn without_a_public_base_url_the_metadata_follows_the_allowed_host() {
     let body = json_body(app.oneshot(metadata).await.unwrap()).await;
     assert_eq!(body["resource"], "http://localhost/mcp");
 }
+
+// ---------------------------------------------------------------- 5. second attack pass
+
+#[tokio::test]
+async fn a_json_rpc_response_gets_202_without_a_body_and_spends_no_token() {
+    let app = app("http://127.0.0.1:9", 1.0, 64);
+    for body in [
+        json!({"jsonrpc": "2.0", "id": 1, "result": {}}),
+        json!({"jsonrpc": "2.0", "id": "r", "error": {"code": -1, "message": "no"}}),
+    ] {
+        let resp = app
+            .clone()
+            .oneshot(post(&agent(), body.to_string()))
+            .await
+            .unwrap();
+        assert_eq!(resp.status(), StatusCode::ACCEPTED, "{body}");
+        assert!(common::bytes(resp).await.is_empty(), "{body}");
+    }
+    let resp = app
+        .oneshot(tools_call(3, &agent(), "get_service_health", json!({})))
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), StatusCode::OK);
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_unauthenticated_request_is_refused_before_its_body_is_read() {
+    let app = app("http://127.0.0.1:9", 100.0, 64);
+    let started = tokio::time::Instant::now();
+    let resp = tokio::time::timeout(
+        Duration::from_secs(60),
+        app.oneshot(post("not-a-token", stalled_body())),
+    )
+    .await
+    .expect("answered within 60 s")
+    .unwrap();
+    assert_eq!(resp.status(), StatusCode::UNAUTHORIZED);
+    assert!(started.elapsed() < mcp_gateway::config::DEFAULT_BODY_READ_TIMEOUT);
+}
+
+#[tokio::test]
+async fn duplicate_keys_in_the_message_or_params_are_invalid_request() {
+    let app = app("http://127.0.0.1:9", 100.0, 64);
+    for (body, id) in [
+        (
+            r#"{"jsonrpc":"2.0","id":1,"id":2,"method":"ping"}"#,
+            Value::Null,
+        ),
+        (
+            r#"{"jsonrpc":"2.0","id":3,"method":"ping","method":"tools/list"}"#,
+            json!(3),
+        ),
+        (
+            r#"{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"get_service_health","name":"x"}}"#,
+            json!(4),
+        ),
+    ] {
+        let resp = app.clone().oneshot(post(&agent(), body)).await.unwrap();
+        assert_eq!(resp.status(), StatusCode::BAD_REQUEST, "{body}");
+        let answer = json_body(resp).await;
+        assert_eq!(answer["error"]["code"], -32600, "{body}");
+        assert_eq!(answer["id"], id, "{body}");
+        assert!(
+            answer["error"]["message"]
+                .as_str()
+                .unwrap()
+                .contains("duplicate key"),
+            "{answer}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn a_duplicate_argument_is_invalid_argument_naming_it_without_calling_core_api() {
+    let core_api = core_api_search(200, 0).await;
+    let app = app(&core_api.uri(), 100.0, 64);
+    let body = r#"{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"search_knowledge_base","arguments":{"query":"refunds","query":"x"}}}"#;
+    let resp = app.oneshot(post(&agent(), body)).await.unwrap();
+    assert_eq!(resp.status(), StatusCode::OK);
+    let answer = json_body(resp).await;
+    let err = tool_error(&answer);
+    assert_eq!(err["code"], "invalid_argument");
+    assert_eq!(
+        err["message"],
+        "query: appears more than once in the arguments"
+    );
+}
+
+#[tokio::test]
+async fn invalid_utf8_or_a_lone_surrogate_is_a_parse_error() {
+    let app = app("http://127.0.0.1:9", 100.0, 64);
+    for body in [
+        Bytes::from_static(
+            b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\",\"params\":{\"a\":\"\xc3\x28\"}}",
+        ),
+        Bytes::from_static(br#"{"jsonrpc":"2.0","id":1,"method":"ping","params":{"a":"\ud800"}}"#),
+    ] {
+        let resp = app.clone().oneshot(post(&agent(), body)).await.unwrap();
+        assert_eq!(resp.status(), StatusCode::BAD_REQUEST);
+        let answer = json_body(resp).await;
+        assert_eq!(answer["error"]["code"], -32700, "{answer}");
+        assert_eq!(answer["id"], Value::Null);
+    }
+}
+
+#[tokio::test]
+async fn a_non_integer_numeric_id_is_answered_with_id_null() {
+    let app = app("http://127.0.0.1:9", 100.0, 64);
+    for body in [
+        r#"{"jsonrpc":"2.0","id":1.5,"method":"ping"}"#,
+        r#"{"jsonrpc":"2.0","id":1e29,"method":"ping"}"#,
+    ] {
+        let resp = app.clone().oneshot(post(&agent(), body)).await.unwrap();
+        assert_eq!(resp.status(), StatusCode::BAD_REQUEST, "{body}");
+        let answer = json_body(resp).await;
+        assert_eq!(answer["error"]["code"], -32600, "{body}");
+        assert_eq!(answer["id"], Value::Null, "{body}");
+    }
+}
+
+#[tokio::test]
+async fn auth_and_host_refusals_use_implementation_defined_codes() {
+    let app = app("http://127.0.0.1:9", 100.0, 64);
+    let list = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}).to_string();
+    let mut foreign = post(&agent(), list.clone());
+    foreign
+        .headers_mut()
+        .insert("host", "evil.example".parse().unwrap());
+    for (req, status, code) in [
+        (
+            post("not-a-token", list.clone()),
+            StatusCode::UNAUTHORIZED,
+            -32001,
+        ),
+        (
+            post(&common::token("agent-a", &[]), list.clone()),
+            StatusCode::FORBIDDEN,
+            -32003,
+        ),
+        (foreign, StatusCode::FORBIDDEN, -32003),
+    ] {
+        let resp = app.clone().oneshot(req).await.unwrap();
+        assert_eq!(resp.status(), status);
+        let answer = json_body(resp).await;
+        assert_eq!(
+            (&answer["error"]["code"], &answer["id"]),
+            (&json!(code), &Value::Null)
+        );
+    }
+}

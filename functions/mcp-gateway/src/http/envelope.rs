@@ -9,16 +9,21 @@
 //!   it (`tools/call` needs an object with a string `name`): else −32602 Invalid params. An
 //!   unknown method whose params rmcp cannot hold (an array) is −32601 (HTTP 404, as rmcp
 //!   answers unknown methods).
+//! - **Duplicate keys** ([`super::duplicates`]) in the message or at the top level of
+//!   `params` are −32600 (id `null` when `id` is the duplicate); a duplicate at the top level
+//!   of `params.arguments` passes, reported in [`Envelope::duplicate_argument`] for the tool
+//!   call to refuse as `invalid_argument` (SPEC §3).
 //! - **What it returns:** the message's `id` and `method` ([`Envelope`]), or a [`Rejection`]
 //!   that the edge answers with HTTP 400 (404 for −32601) and a JSON-RPC error whose `id` is
-//!   the request's id when that is a string or a number, else `null` (JSON-RPC 2.0 §5).
+//!   the request's id when that is a string or an integer, else `null` (JSON-RPC 2.0 §4, §5).
 //! - **Why here:** rmcp answers envelopes it cannot deserialize with 415 and a plain-text
 //!   body, and by then the rate limiter has spent a token on them.
 //! - **Valid JSON that serde_json cannot hold** (nesting past its recursion limit, a number
 //!   beyond `f64` such as `1e400`) is not a parse error: it is −32600. serde_json files both
 //!   under [`serde_json::error::Category::Syntax`], so the body is re-scanned as
 //!   [`serde::de::IgnoredAny`], whose scan has neither limit: if that succeeds, the body was
-//!   JSON.
+//!   JSON. That scan does not decode strings, so invalid UTF-8 and lone surrogates (`"\ud800"`)
+//!   are told apart first: they are −32700.
 
 use axum::http::StatusCode;
 use rmcp::model::{
@@ -36,6 +41,7 @@ use serde::de::IgnoredAny;
 use serde_json::error::Category;
 use serde_json::{Map, Value};
 
+use super::duplicates::{self, Place};
 use super::reply::rpc;
 use crate::echo::clip;
 
@@ -46,6 +52,8 @@ pub struct Envelope {
     pub id: Option<Value>,
     /// The method; `None` for a response.
     pub method: Option<String>,
+    /// A key that appears twice at the top level of `params.arguments` (decoded, unclipped).
+    pub duplicate_argument: Option<String>,
 }
 
 impl Envelope {
@@ -61,7 +69,7 @@ impl Envelope {
 pub struct Rejection {
     /// 400, or 404 for an unknown method (as rmcp answers those).
     pub status: StatusCode,
-    /// The `id` to answer with: the request's when a string or a number, else `null`.
+    /// The `id` to answer with: the request's when a string or an integer, else `null`.
     pub id: Value,
     /// [`rpc::PARSE_ERROR`], [`rpc::INVALID_REQUEST`], [`rpc::INVALID_PARAMS`] or
     /// [`rpc::METHOD_NOT_FOUND`].
@@ -102,22 +110,48 @@ pub fn check(body: &[u8]) -> Result<Envelope, Rejection> {
                 "a JSON-RPC message must be an object",
             ));
         }
-        Err(e) if e.classify() == Category::Data || is_json(body) => {
+        Err(_) if std::str::from_utf8(body).is_err() => {
+            return Err(Rejection::new(
+                Value::Null,
+                rpc::PARSE_ERROR,
+                "parse error: body is not valid UTF-8",
+            ));
+        }
+        Err(e) if e.classify() == Category::Data || (beyond_serde(&e) && is_json(body)) => {
             return Err(Rejection::new(
                 Value::Null,
                 rpc::INVALID_REQUEST,
                 "the JSON nests too deeply or holds a number out of range",
             ));
         }
-        Err(_) => {
+        Err(e) => {
             return Err(Rejection::new(
                 Value::Null,
                 rpc::PARSE_ERROR,
-                "parse error: body is not valid JSON",
+                parse_message(&e),
             ));
         }
     };
-    let envelope = check_envelope(&message)?;
+    let mut envelope = check_envelope(&message)?;
+    if let Some(dup) = duplicates::first_duplicate(body) {
+        let quoted = clip(&dup.key);
+        let id = if dup.place == Place::Envelope && dup.key == "id" {
+            Value::Null
+        } else {
+            reply_id(message.get("id"))
+        };
+        match dup.place {
+            Place::Envelope => {
+                let why = format!("duplicate key in the message: {quoted}");
+                return Err(Rejection::new(id, rpc::INVALID_REQUEST, why));
+            }
+            Place::Params => {
+                let why = format!("duplicate key in params: {quoted}");
+                return Err(Rejection::new(id, rpc::INVALID_REQUEST, why));
+            }
+            Place::Arguments => envelope.duplicate_argument = Some(dup.key),
+        }
+    }
     let parsed = ClientJsonRpcMessage::deserialize(&Value::Object(message.clone()));
     let Some(method) = &envelope.method else {
         return match parsed {
@@ -200,15 +234,43 @@ const KNOWN_NOTIFICATIONS: [&str; 4] = [
     RootsListChangedNotificationMethod::VALUE,
 ];
 
-/// Whether `body` is syntactically JSON, whatever its depth and number sizes.
+/// The message for a parse error: what is wrong and where, never input text. serde_json says
+/// "unexpected end of hex escape" for a lone leading surrogate, so `\u` faults get our words.
+fn parse_message(e: &serde_json::Error) -> String {
+    let message = e.to_string();
+    let (line, column) = (e.line(), e.column());
+    if message.contains("hex escape") || message.contains("unicode code point") {
+        format!(
+            "parse error: a string holds an invalid \\u escape (a lone surrogate or a bad \
+             code point) at line {line} column {column}"
+        )
+    } else {
+        // serde_json's syntax messages name the fault and its position, never input text.
+        format!("parse error: body is not valid JSON: {message}")
+    }
+}
+
+/// Whether serde_json failed on a limit of its own (nesting depth, `f64` range) rather than on
+/// the text; its syntax errors share one category, so this goes by serde_json's message.
+fn beyond_serde(e: &serde_json::Error) -> bool {
+    let message = e.to_string();
+    message.starts_with("recursion limit exceeded") || message.starts_with("number out of range")
+}
+
+/// Whether `body` is syntactically JSON, whatever its depth and number sizes. The scan does not
+/// decode strings (nor check their escapes), so it is only asked after [`beyond_serde`].
 fn is_json(body: &[u8]) -> bool {
     serde_json::from_slice::<IgnoredAny>(body).is_ok()
 }
 
-/// The `id` to answer a refused message with: its own when a string or a number.
+/// The `id` to answer a refused message with: its own when a string or an integer (any size,
+/// or a float form [`usable_id`] accepts), else `null`: JSON-RPC 2.0 §4 says numeric ids
+/// SHOULD NOT have fractional parts, and `1.5` or `1e29` may not survive a round trip.
 fn reply_id(id: Option<&Value>) -> Value {
     match id {
-        Some(v @ (Value::String(_) | Value::Number(_))) => v.clone(),
+        Some(v @ Value::String(_)) => v.clone(),
+        Some(Value::Number(n)) if n.is_i64() || n.is_u64() => Value::Number(n.clone()),
+        Some(v @ Value::Number(_)) if usable_id(v) => v.clone(),
         _ => Value::Null,
     }
 }
@@ -252,13 +314,15 @@ fn check_envelope(message: &Map<String, Value>) -> Result<Envelope, Rejection> {
             Ok(Envelope {
                 id: id.cloned(),
                 method: Some(method.clone()),
+                duplicate_argument: None,
             })
         }
         Some(_) => invalid("method must be a string"),
-        // A response (to a server request; this server sends none, rmcp answers 202).
+        // A response (to a server request; this server sends none): the edge answers 202.
         None if has_result != has_error => Ok(Envelope {
             id: None,
             method: None,
+            duplicate_argument: None,
         }),
         None => invalid("a request needs a method"),
     }
@@ -323,6 +387,21 @@ mod tests {
     }
 
     #[test]
+    fn invalid_utf8_and_lone_surrogates_are_parse_errors_saying_so() {
+        let r = check(b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"p\xffing\"}").unwrap_err();
+        assert_eq!((r.code, r.id), (rpc::PARSE_ERROR, Value::Null));
+        assert_eq!(r.message, "parse error: body is not valid UTF-8");
+        for body in [
+            r#"{"jsonrpc":"2.0","id":1,"method":"ping","params":{"a":"\ud800"}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"ping","params":{"a":"\udc00x"}}"#,
+        ] {
+            let r = rejected(body);
+            assert_eq!((r.code, &r.id), (rpc::PARSE_ERROR, &Value::Null), "{body}");
+            assert!(r.message.contains("lone surrogate"), "{}", r.message);
+        }
+    }
+
+    #[test]
     fn json_serde_cannot_hold_is_an_invalid_request_not_a_parse_error() {
         let deep = format!("{}{}", "[".repeat(200), "]".repeat(200));
         let huge = r#"{"jsonrpc":"2.0","id":1,"method":"ping","params":{"n":1e400}}"#;
@@ -354,7 +433,12 @@ mod tests {
                 r#"{"jsonrpc":"2.0","id":null,"method":"ping"}"#,
                 Value::Null,
             ),
-            (r#"{"jsonrpc":"2.0","id":1.5,"method":"ping"}"#, json!(1.5)),
+            (r#"{"jsonrpc":"2.0","id":1.5,"method":"ping"}"#, Value::Null),
+            (
+                r#"{"jsonrpc":"2.0","id":1e29,"method":"ping"}"#,
+                Value::Null,
+            ),
+            (r#"{"jsonrpc":"1.0","id":7.0,"method":"ping"}"#, json!(7.0)),
             (
                 r#"{"jsonrpc":"2.0","id":18446744073709551615,"method":"ping"}"#,
                 json!(18_446_744_073_709_551_615_u64),

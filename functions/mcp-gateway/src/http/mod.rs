@@ -4,16 +4,19 @@
 //! refusals are rewritten to the same shape.
 //!
 //! Order on `POST /mcp`, cheapest and least trusting first:
-//! 1. Host, then Origin (403);
-//! 2. the body, read whole under `KOSHA_BODY_READ_TIMEOUT_MS` (408) and 1 MiB (413), before
+//! 1. Host, then Origin (403, −32003);
+//! 2. the bearer token, from the headers alone (401 −32001, 403 −32003), so an
+//!    unauthenticated client never makes the gateway buffer or wait for a body;
+//! 3. the body, read whole under `KOSHA_BODY_READ_TIMEOUT_MS` (408) and 1 MiB (413), before
 //!    any in-flight slot is taken, so slow senders cannot shed everyone;
-//! 3. the bearer token (401/403);
 //! 4. the envelope ([`envelope`]: 400 with −32700, −32600 or −32602), so malformed requests
 //!    never spend a token;
-//! 5. an in-flight slot (`KOSHA_MAX_IN_FLIGHT`, 503 `overloaded`), held until the answer;
-//! 6. for a `tools/call` request, a rate-limit token (429 `rate_limited`);
+//! 5. an in-flight slot (`KOSHA_MAX_IN_FLIGHT`, 503 −32000 `overloaded`, for the request's
+//!    id), held until the answer; a JSON-RPC response is answered 202 before this;
+//! 6. for a `tools/call` request, a rate-limit token (429 −32029 `rate_limited`);
 //! 7. rmcp.
 
+pub mod duplicates;
 pub mod envelope;
 pub mod host;
 pub mod reply;
@@ -38,6 +41,7 @@ use kosha_resilience::rate_limit::RateDecision;
 use crate::config::MAX_BODY_BYTES;
 use crate::server::McpServer;
 use crate::state::Gateway;
+use crate::tools::args::DuplicateArgument;
 
 pub use reply::rpc_error;
 
@@ -106,12 +110,12 @@ impl Drop for Slot<'_> {
 fn host_or_origin_refusal(edge: &Edge, headers: &HeaderMap) -> Option<Response> {
     let config = &edge.gateway.config;
     if !host::host_allowed(headers.get(header::HOST), &config.allowed_hosts) {
-        return Some(reply::refused(StatusCode::FORBIDDEN, "host not allowed"));
+        return Some(reply::forbidden("host not allowed"));
     }
     if let Some(origin) = headers.get(header::ORIGIN)
         && !host::origin_allowed(origin, &config.allowed_origins)
     {
-        return Some(reply::refused(StatusCode::FORBIDDEN, "origin not allowed"));
+        return Some(reply::forbidden("origin not allowed"));
     }
     None
 }
@@ -151,25 +155,29 @@ async fn guard(State(edge): State<Arc<Edge>>, req: Request, next: Next) -> Respo
     }
     let config = &edge.gateway.config;
     let (mut parts, body) = req.into_parts();
-    let bytes = match read_body(body, config.body_read_timeout).await {
-        Ok(b) => b,
-        Err(resp) => return resp,
-    };
     let principal = match edge.gateway.verifier.verify_headers(&parts.headers).await {
         Ok(p) => p,
         Err(e) => return reply::auth_error(&e, &host::public_base(config, &parts.headers)),
     };
     kosha_runtime::trace::record_principal(&principal.client_id);
+    let bytes = match read_body(body, config.body_read_timeout).await {
+        Ok(b) => b,
+        Err(resp) => return resp,
+    };
     let message = match envelope::check(&bytes) {
         Ok(m) => m,
         Err(rejection) => return reply::rejected(rejection),
     };
+    if message.method.is_none() {
+        // A response (SPEC §3: 202, no body); rmcp's stateless mode would refuse it.
+        return StatusCode::ACCEPTED.into_response();
+    }
 
     let prior = edge.in_flight.fetch_add(1, Ordering::AcqRel);
     let _slot = Slot(&edge.in_flight);
     if prior >= config.max_in_flight {
         metrics::counter!("shed", "reason" => "in_flight").increment(1);
-        return reply::overloaded();
+        return reply::overloaded(message.id.unwrap_or(Value::Null));
     }
     if message.is_tools_call_request()
         && let RateDecision::Limited { retry_after_s } =
@@ -178,6 +186,9 @@ async fn guard(State(edge): State<Arc<Edge>>, req: Request, next: Next) -> Respo
         return reply::rate_limited(message.id.unwrap_or(Value::Null), retry_after_s);
     }
     parts.extensions.insert(principal);
+    if let Some(key) = message.duplicate_argument {
+        parts.extensions.insert(DuplicateArgument(key));
+    }
     let resp = next
         .run(Request::from_parts(parts, Body::from(bytes)))
         .await;
@@ -191,7 +202,7 @@ async fn protected_resource(State(edge): State<Arc<Edge>>, headers: HeaderMap) -
         headers.get(header::HOST),
         &edge.gateway.config.allowed_hosts,
     ) {
-        return reply::refused(StatusCode::FORBIDDEN, "host not allowed");
+        return reply::forbidden("host not allowed");
     }
     let base = host::public_base(&edge.gateway.config, &headers);
     axum::Json(kosha_auth::ProtectedResourceMetadata::new(

@@ -23,7 +23,15 @@ pub mod rpc {
     pub const INVALID_PARAMS: i64 = -32602;
     /// Internal JSON-RPC error.
     pub const INTERNAL_ERROR: i64 = -32603;
-    /// Implementation-defined server error (JSON-RPC 2.0 §5.1 reserves −32000…−32099).
+    // Implementation-defined server errors (JSON-RPC 2.0 §5.1 reserves −32000…−32099); the
+    // list is in docs/operations.md ("JSON-RPC error codes at the edge").
+    /// 503: too many requests in flight on this instance (SPEC §6).
+    pub const OVERLOADED: i64 = -32000;
+    /// 401: no usable bearer token (SPEC §5).
+    pub const UNAUTHORIZED: i64 = -32001;
+    /// 403: a valid token without a usable role, or a Host/Origin not allowed (SPEC §3, §5).
+    pub const FORBIDDEN: i64 = -32003;
+    /// 429: the caller's rate-limit bucket is empty (SPEC §6).
     pub const RATE_LIMITED: i64 = -32029;
 }
 
@@ -48,17 +56,31 @@ pub fn rejected(r: Rejection) -> Response {
     rpc_error(r.status, r.id, r.code, &r.message, None)
 }
 
-/// An edge refusal with id `null` and code −32600 (Host, Origin, body size or timeout).
+/// An edge refusal of the request as sent, with id `null` and code −32600 (body size or
+/// timeout, rmcp's transport refusals).
 pub fn refused(status: StatusCode, message: &str) -> Response {
     rpc_error(status, Value::Null, rpc::INVALID_REQUEST, message, None)
 }
 
-/// 503 `overloaded` with `Retry-After: 1` (SPEC §6).
-pub fn overloaded() -> Response {
+/// 403 for a Host or Origin not allowed: id `null` (the body is not read), code
+/// [`rpc::FORBIDDEN`].
+pub fn forbidden(message: &str) -> Response {
+    rpc_error(
+        StatusCode::FORBIDDEN,
+        Value::Null,
+        rpc::FORBIDDEN,
+        message,
+        None,
+    )
+}
+
+/// 503 `overloaded` with `Retry-After: 1` (SPEC §6), code [`rpc::OVERLOADED`], for the
+/// request's `id` (`null` for a notification).
+pub fn overloaded(id: Value) -> Response {
     let mut resp = rpc_error(
         StatusCode::SERVICE_UNAVAILABLE,
-        Value::Null,
-        rpc::INVALID_REQUEST,
+        id,
+        rpc::OVERLOADED,
         "overloaded; retry shortly",
         Some(json!({ "code": "overloaded", "retry_after_s": 1 })),
     );
@@ -84,9 +106,16 @@ pub fn rate_limited(id: Value, retry_after_s: u64) -> Response {
 }
 
 /// 401/403 with `WWW-Authenticate` pointing at the protected-resource metadata (SPEC §5,
-/// RFC 6750 §3, RFC 9728 §5.1). The body says no more than the header.
+/// RFC 6750 §3, RFC 9728 §5.1), id `null` (the body is not read yet) and code
+/// [`rpc::UNAUTHORIZED`] or [`rpc::FORBIDDEN`]. The body says no more than the header.
 pub fn auth_error(e: &kosha_auth::AuthError, base: &str) -> Response {
-    let mut resp = refused(e.status(), &e.to_string());
+    let status = e.status();
+    let code = if status == StatusCode::FORBIDDEN {
+        rpc::FORBIDDEN
+    } else {
+        rpc::UNAUTHORIZED
+    };
+    let mut resp = rpc_error(status, Value::Null, code, &e.to_string(), None);
     let url = kosha_auth::resource_metadata_url(base);
     if let Some(v) = kosha_auth::www_authenticate(&url, e)
         && let Ok(v) = HeaderValue::from_str(&v)
@@ -213,7 +242,7 @@ mod tests {
         let resp = json_errors(accepted).await;
         assert_eq!(resp.status(), StatusCode::ACCEPTED);
         assert!(resp.headers().get(header::CONTENT_TYPE).is_none());
-        let json = refused(StatusCode::FORBIDDEN, "host not allowed");
+        let json = forbidden("host not allowed");
         let body = body_json(json_errors(json).await).await;
         assert_eq!(body["error"]["message"], "host not allowed");
     }

@@ -17,6 +17,19 @@ use serde_json::{Map, Value};
 use super::ToolError;
 use crate::echo::{clip, clip_serde_message};
 
+/// A key that appears twice at the top level of a `tools/call`'s `arguments`, found by the
+/// HTTP edge in the raw body (the parsed arguments keep only the last value) and put into the
+/// request extensions for [`DuplicateArgument::refusal`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DuplicateArgument(pub String);
+
+impl DuplicateArgument {
+    /// The tool error for it: `invalid_argument` naming the key (clipped).
+    pub fn refusal(&self) -> ToolError {
+        ToolError::invalid(clip(&self.0), "appears more than once in the arguments")
+    }
+}
+
 /// Deserializes `arguments` (absent = `{}`) into `T`, naming the offending field on error.
 ///
 /// # Errors
