@@ -41,7 +41,7 @@ pub fn parse<T: DeserializeOwned>(arguments: Option<Map<String, Value>>) -> Resu
     serde_path_to_error::deserialize(value).map_err(|e| {
         let path = e.path().to_string();
         let inner = e.into_inner().to_string();
-        let message = clip_serde_message(strip_position(&inner));
+        let message = plain_types(&clip_serde_message(strip_position(&inner)));
         match missing_or_unknown_field(&inner) {
             Some(field) => ToolError::invalid(clip(field), message),
             None if path == "." => ToolError::invalid("", message),
@@ -98,6 +98,33 @@ fn check_no_control_chars(value: &Value) -> Result<(), ToolError> {
             ),
         )),
     }
+}
+
+/// serde names Rust types ("expected u32"); a model reads JSON Schema types. Rewrites the
+/// trailing `expected <rust type>` of a serde message into the JSON type.
+fn plain_types(message: &str) -> String {
+    const PLAIN: [(&str, &str); 12] = [
+        ("u8", "a non-negative integer"),
+        ("u16", "a non-negative integer"),
+        ("u32", "a non-negative integer"),
+        ("u64", "a non-negative integer"),
+        ("usize", "a non-negative integer"),
+        ("i8", "an integer"),
+        ("i16", "an integer"),
+        ("i32", "an integer"),
+        ("i64", "an integer"),
+        ("isize", "an integer"),
+        ("f32", "a number"),
+        ("f64", "a number"),
+    ];
+    if let Some(at) = message.rfind(", expected ") {
+        let (head, tail) = message.split_at(at);
+        let rust = &tail[", expected ".len()..];
+        if let Some((_, plain)) = PLAIN.iter().find(|(r, _)| *r == rust) {
+            return format!("{head}, expected {plain}");
+        }
+    }
+    message.to_owned()
 }
 
 /// serde_json appends " at line 1 column 42" to messages; the model gains nothing from it.
@@ -204,6 +231,31 @@ mod tests {
         assert_eq!(field, "top_k");
         assert!(message.contains("invalid type"), "{message}");
         assert!(!message.contains("line"), "{message}");
+        assert!(
+            message.ends_with("expected a non-negative integer"),
+            "JSON types, not Rust's: {message}"
+        );
+        let e = parse::<Args>(obj(json!({"query": "x", "top_k": -1}))).unwrap_err();
+        let ToolError::InvalidArgument { message, .. } = e else {
+            panic!("wrong variant")
+        };
+        assert!(!message.contains("u32"), "{message}");
+    }
+
+    #[test]
+    fn only_a_trailing_rust_type_is_rewritten() {
+        assert_eq!(
+            plain_types("invalid type: string \"x\", expected i64"),
+            "invalid type: string \"x\", expected an integer"
+        );
+        assert_eq!(
+            plain_types("invalid type: integer `1`, expected a string"),
+            "invalid type: integer `1`, expected a string"
+        );
+        assert_eq!(
+            plain_types("missing field `query`"),
+            "missing field `query`"
+        );
     }
 
     #[test]
