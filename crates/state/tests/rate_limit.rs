@@ -19,6 +19,11 @@ fn settings() -> RateLimitSettings {
     }
 }
 
+/// How many of `decisions` are `want`.
+fn count(decisions: &[RateDecision], want: &RateDecision) -> usize {
+    decisions.iter().filter(|d| *d == want).count()
+}
+
 async fn item(
     table: &StateTable,
     client: &str,
@@ -72,14 +77,8 @@ async fn two_instances_eight_tasks_stay_within_the_bucket() {
     }
     let elapsed = start.elapsed().as_secs_f64();
 
-    let allowed = decisions
-        .iter()
-        .filter(|d| **d == RateDecision::Allowed)
-        .count();
-    let fail_open = decisions
-        .iter()
-        .filter(|d| **d == RateDecision::FailOpen)
-        .count();
+    let allowed = count(&decisions, &RateDecision::Allowed);
+    let fail_open = count(&decisions, &RateDecision::FailOpen);
     let limited: Vec<u64> = decisions
         .iter()
         .filter_map(|d| match d {
@@ -331,14 +330,8 @@ async fn one_clients_concurrent_burst_is_never_admitted_past_its_bucket() {
         decisions.push(t.await.unwrap());
     }
     let elapsed = start.elapsed().as_secs_f64();
-    let allowed = decisions
-        .iter()
-        .filter(|d| **d == RateDecision::Allowed)
-        .count();
-    let fail_open = decisions
-        .iter()
-        .filter(|d| **d == RateDecision::FailOpen)
-        .count();
+    let allowed = count(&decisions, &RateDecision::Allowed);
+    let fail_open = count(&decisions, &RateDecision::FailOpen);
     let tokens: f64 = item(&table, &client).await["tokens"]
         .as_n()
         .unwrap()
