@@ -15,7 +15,7 @@ use tower::ServiceExt;
 use wiremock::matchers::{method, path};
 use wiremock::{Mock, MockServer, ResponseTemplate};
 
-use common::{agent, app, app_with, config, json_body, post, tool_error, tools_call};
+use common::{agent, agent_call, app, app_with, config, json_body, post, tool_error, tools_call};
 
 /// A core-api whose search answers `status` with core-api's error body, expecting `calls`.
 async fn core_api_search(status: u16, calls: u64) -> MockServer {
@@ -33,11 +33,7 @@ async fn core_api_search(status: u16, calls: u64) -> MockServer {
 
 /// The core-api breaker state `get_service_health` reports.
 async fn core_api_breaker(app: &axum::Router) -> String {
-    let resp = app
-        .clone()
-        .oneshot(tools_call(99, &agent(), "get_service_health", json!({})))
-        .await
-        .unwrap();
+    let resp = agent_call(app, 99, "get_service_health", json!({})).await;
     let body = json_body(resp).await;
     body["result"]["structuredContent"]["dependencies"]["core-api"]["breaker"]
         .as_str()
@@ -60,16 +56,7 @@ async fn control_characters_in_a_string_argument_are_refused_without_calling_cor
         .enumerate()
     {
         let id = u64::try_from(i).unwrap();
-        let resp = app
-            .clone()
-            .oneshot(tools_call(
-                id,
-                &agent(),
-                "search_knowledge_base",
-                json!({"query": query}),
-            ))
-            .await
-            .unwrap();
+        let resp = agent_call(&app, id, "search_knowledge_base", json!({"query": query})).await;
         assert_eq!(resp.status(), StatusCode::OK);
         let body = json_body(resp).await;
         let err = tool_error(&body);
@@ -88,16 +75,13 @@ async fn core_api_4xx_answers_never_open_the_breaker() {
     let core_api = core_api_search(400, 25).await;
     let app = app(&core_api.uri(), 100.0, 64);
     for id in 0..25 {
-        let resp = app
-            .clone()
-            .oneshot(tools_call(
-                id,
-                &agent(),
-                "search_knowledge_base",
-                json!({"query": "refund"}),
-            ))
-            .await
-            .unwrap();
+        let resp = agent_call(
+            &app,
+            id,
+            "search_knowledge_base",
+            json!({"query": "refund"}),
+        )
+        .await;
         let body = json_body(resp).await;
         assert_eq!(tool_error(&body)["code"], "invalid_argument");
     }
@@ -211,11 +195,7 @@ async fn a_stalled_body_gets_408_and_holds_no_in_flight_slot() {
     assert!(!stalled.is_finished());
 
     // The only in-flight slot is free while the slow body trickles in.
-    let resp = app
-        .clone()
-        .oneshot(tools_call(1, &agent(), "get_service_health", json!({})))
-        .await
-        .unwrap();
+    let resp = agent_call(&app, 1, "get_service_health", json!({})).await;
     assert_eq!(resp.status(), StatusCode::OK);
     assert!(!stalled.is_finished());
 
@@ -259,11 +239,7 @@ async fn the_body_read_timeout_is_configurable() {
 #[tokio::test]
 async fn a_rate_limited_notification_gets_202_without_a_body_and_ids_echo_as_sent() {
     let app = app("http://127.0.0.1:9", 1.0, 64);
-    let resp = app
-        .clone()
-        .oneshot(tools_call(1, &agent(), "get_service_health", json!({})))
-        .await
-        .unwrap();
+    let resp = agent_call(&app, 1, "get_service_health", json!({})).await;
     assert_eq!(resp.status(), StatusCode::OK);
     // The bucket is empty now. A notification runs nothing and is answered 202, no body.
     let note = json!({"jsonrpc": "2.0", "method": "tools/call",
@@ -362,16 +338,13 @@ async fn echoed_caller_text_is_clipped() {
     assert!(message.starts_with("unknown tool: xxx"), "{message}");
     assert!(message.len() < 100, "{} bytes", message.len());
 
-    let resp = app
-        .clone()
-        .oneshot(tools_call(
-            2,
-            &agent(),
-            "search_knowledge_base",
-            json!({"query": "refund", "top_k": long}),
-        ))
-        .await
-        .unwrap();
+    let resp = agent_call(
+        &app,
+        2,
+        "search_knowledge_base",
+        json!({"query": "refund", "top_k": long}),
+    )
+    .await;
     let body = json_body(resp).await;
     let err = tool_error(&body);
     assert_eq!(err["code"], "invalid_argument");

@@ -16,6 +16,7 @@ use kosha_resilience::rate_limit::{BucketConfig, LocalRateLimiter};
 use mcp_gateway::config::{CoreApiAuth, DEFAULT_BODY_READ_TIMEOUT, GatewayConfig};
 use mcp_gateway::state::Gateway;
 use serde_json::{Value, json};
+use tower::ServiceExt;
 
 pub const ISSUER: &str = "https://issuer.test";
 
@@ -112,6 +113,19 @@ pub fn tools_call(id: u64, token: &str, name: &str, arguments: Value) -> Request
 }
 
 /// The response body as bytes.
+/// `tools/call name(arguments)` as the agent, through a clone of `app`.
+pub async fn agent_call(
+    app: &axum::Router,
+    id: u64,
+    name: &str,
+    arguments: Value,
+) -> axum::response::Response {
+    app.clone()
+        .oneshot(tools_call(id, &agent(), name, arguments))
+        .await
+        .unwrap()
+}
+
 pub async fn bytes(resp: axum::response::Response) -> bytes::Bytes {
     resp.into_body().collect().await.unwrap().to_bytes()
 }
