@@ -24,6 +24,15 @@ pub fn public_base(config: &GatewayConfig, headers: &HeaderMap) -> String {
     format!("{scheme}://{host}")
 }
 
+/// The request's `Host` check: exactly one `Host` header (RFC 9112 §3.2: a request with
+/// more than one is invalid; which one a proxy would use is unknowable) that passes
+/// [`host_allowed`], or none at all.
+pub fn request_host_allowed(headers: &HeaderMap, allowed: &[String]) -> bool {
+    let mut hosts = headers.get_all(header::HOST).iter();
+    let first = hosts.next();
+    hosts.next().is_none() && host_allowed(first, allowed)
+}
+
 /// `Host` check against `allowed`: exact `host` or `host:port`, or any subdomain of a suffix
 /// written `*.example.com` or `.example.com` (the SAM template's form for Function URLs).
 pub fn host_allowed(host: Option<&HeaderValue>, allowed: &[String]) -> bool {
@@ -70,6 +79,17 @@ mod tests {
 
     fn hv(s: &str) -> HeaderValue {
         HeaderValue::from_str(s).unwrap()
+    }
+
+    #[test]
+    fn two_host_headers_are_refused_even_when_both_are_allowed() {
+        let allowed = vec!["localhost".to_owned()];
+        let mut headers = HeaderMap::new();
+        headers.append(header::HOST, hv("localhost"));
+        assert!(request_host_allowed(&headers, &allowed));
+        headers.append(header::HOST, hv("localhost"));
+        assert!(!request_host_allowed(&headers, &allowed));
+        assert!(request_host_allowed(&HeaderMap::new(), &allowed));
     }
 
     #[test]

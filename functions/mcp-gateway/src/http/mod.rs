@@ -109,7 +109,7 @@ impl Drop for Slot<'_> {
 /// allowed; `None` when both pass.
 fn host_or_origin_refusal(edge: &Edge, headers: &HeaderMap) -> Option<Response> {
     let config = &edge.gateway.config;
-    if !host::host_allowed(headers.get(header::HOST), &config.allowed_hosts) {
+    if !host::request_host_allowed(headers, &config.allowed_hosts) {
         return Some(reply::forbidden("host not allowed"));
     }
     if let Some(origin) = headers.get(header::ORIGIN)
@@ -198,10 +198,7 @@ async fn guard(State(edge): State<Arc<Edge>>, req: Request, next: Next) -> Respo
 /// `GET /.well-known/oauth-protected-resource` (RFC 9728, SPEC §3), under the same Host check
 /// as `/mcp` (the `resource` may be derived from it).
 async fn protected_resource(State(edge): State<Arc<Edge>>, headers: HeaderMap) -> Response {
-    if !host::host_allowed(
-        headers.get(header::HOST),
-        &edge.gateway.config.allowed_hosts,
-    ) {
+    if !host::request_host_allowed(&headers, &edge.gateway.config.allowed_hosts) {
         return reply::forbidden("host not allowed");
     }
     let base = host::public_base(&edge.gateway.config, &headers);
