@@ -2,16 +2,15 @@
 //!
 //! Trusted roots are Mozilla's root program, compiled in, not the host's certificate store:
 //! `webpki-roots` (already parsed trust anchors, for rustls) and `webpki-root-certs` (the same
-//! certificates whole, for the AWS SDK, which takes PEM), pinned to the same release. Reading the store costs a
-//! cold start a file per root: on a Debian host, two native stores (the AWS SDK's and
-//! reqwest's) took ≈ 10 ms of the gateway's 14 ms init against 3 ms for a hello-world
-//! `lambda_http` binary (issue 6; docs/benchmarks.md, "Why init missed 1.5 ×"). Every endpoint
+//! certificates whole, for the AWS SDK, which takes PEM), pinned to the same release.
+//! Reading the store costs a cold start a file per root: on a Debian host one native store
+//! cost 6.8 ms of CPU, and the gateway read two (the AWS SDK's and reqwest's; issue 6,
+//! docs/benchmarks.md, "How init went from 4.87 × to 1.47 ×"). Every endpoint
 //! Kosha calls — AWS APIs, Lambda Function URLs, Cognito's JWKS, public embeddings APIs —
 //! chains to a root in that program. A private CA is not supported.
 //!
-//! - [`client_config`]: the rustls client configuration (aws-lc-rs, TLS 1.2 and 1.3,
-//!   ALPN h2 then http/1.1).
-//! - [`http_client`]: a reqwest client on it, for every HTTP dependency of a process.
+//! - [`http_client`]: a reqwest client on one rustls configuration (aws-lc-rs, TLS 1.2 and
+//!   1.3, ALPN h2 then http/1.1), for every HTTP dependency of a process.
 //! - [`sdk_http_client`]: the AWS SDK's HTTP client on the same roots ([`crate::aws`]).
 
 use std::sync::{Arc, LazyLock, OnceLock};
@@ -37,7 +36,7 @@ pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(1);
 /// Lambda Function URLs and ALBs, so a pooled connection is not reset under a request).
 pub const POOL_IDLE_TIMEOUT: Duration = Duration::from_secs(30);
 
-static CLIENT_CONFIG: LazyLock<Arc<rustls::ClientConfig>> = LazyLock::new(|| {
+static CLIENT_CONFIG: LazyLock<rustls::ClientConfig> = LazyLock::new(|| {
     let roots = rustls::RootCertStore {
         roots: webpki_roots::TLS_SERVER_ROOTS.to_vec(),
     };
@@ -51,16 +50,11 @@ static CLIENT_CONFIG: LazyLock<Arc<rustls::ClientConfig>> = LazyLock::new(|| {
     .with_root_certificates(roots)
     .with_no_client_auth();
     config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
-    Arc::new(config)
+    config
 });
 
-/// The process's rustls client configuration, built on first use (nothing is read or parsed:
-/// the trust anchors are compiled in).
-pub fn client_config() -> Arc<rustls::ClientConfig> {
-    Arc::clone(&CLIENT_CONFIG)
-}
-
-/// A reqwest client on [`client_config`]: [`CONNECT_TIMEOUT`], [`POOL_IDLE_TIMEOUT`], no total
+/// A reqwest client on the process's rustls configuration (built on first use; nothing is read
+/// or parsed: the trust anchors are compiled in): [`CONNECT_TIMEOUT`], [`POOL_IDLE_TIMEOUT`], no total
 /// timeout (callers set one per request from their deadline). Share one per process: clones
 /// share the connection pool.
 ///
@@ -68,7 +62,7 @@ pub fn client_config() -> Arc<rustls::ClientConfig> {
 /// When reqwest cannot build its connector (not expected with a prebuilt rustls config).
 pub fn http_client() -> Result<reqwest::Client, reqwest::Error> {
     reqwest::Client::builder()
-        .tls_backend_preconfigured(rustls::ClientConfig::clone(&CLIENT_CONFIG))
+        .tls_backend_preconfigured(CLIENT_CONFIG.clone())
         .connect_timeout(CONNECT_TIMEOUT)
         .pool_idle_timeout(POOL_IDLE_TIMEOUT)
         .build()
@@ -213,13 +207,11 @@ mod tests {
     }
 
     #[test]
-    fn client_config_is_built_once_and_offers_h2() {
-        let config = client_config();
+    fn client_config_offers_h2_then_http1() {
         assert_eq!(
-            config.alpn_protocols,
+            CLIENT_CONFIG.alpn_protocols,
             vec![b"h2".to_vec(), b"http/1.1".to_vec()]
         );
-        assert!(Arc::ptr_eq(&config, &client_config()), "built once");
     }
 
     #[tokio::test]

@@ -192,10 +192,9 @@ enum WriteOutcome {
 }
 
 impl DynamoRateLimiter {
-    /// A limiter on `table` with SDK retries turned off (one attempt per call): the table's
-    /// own client when it already makes one attempt
-    /// ([`StateTable::from_env_single_attempt`]), else a copy configured so
-    /// ([`StateTable::single_attempt`]).
+    /// A limiter on `table` with SDK retries turned off (one attempt per call,
+    /// [`StateTable::single_attempt`]): the table's own client when it already makes one
+    /// attempt, else a copy configured so.
     pub fn new(table: &StateTable, settings: RateLimitSettings, clock: Arc<dyn Clock>) -> Self {
         Self {
             table: table.single_attempt(),

@@ -102,24 +102,11 @@ impl StateTable {
         Self::lazy(aws_sdk_dynamodb::Config::from(sdk), name.trim())
     }
 
-    /// As [`StateTable::from_env`], with SDK retries off: one attempt per call. For callers
-    /// that bound each call themselves and fall back on failure (the gateway's token bucket
-    /// and override reads, seed 004 §6): a retry would only spend their time budget. The
-    /// token bucket then shares this client instead of building its own
-    /// ([`crate::DynamoRateLimiter::new`]); each client costs ≈ 0.7 ms of start-up (issue 6).
-    ///
-    /// # Errors
-    /// As [`StateTable::new`].
-    pub fn from_env_single_attempt(sdk: &aws_config::SdkConfig) -> Result<Self, StateError> {
-        let sdk = sdk
-            .to_builder()
-            .retry_config(RetryConfig::disabled())
-            .build();
-        Self::from_env(&sdk)
-    }
-
     /// The same table through a client making a single attempt per call (SDK retries off):
-    /// this handle when it already does, else a new lazily built client.
+    /// this handle when it already does, else a new lazily built client. For callers that
+    /// bound each call themselves and fall back on failure (the gateway's token bucket and
+    /// override reads, seed 004 §6): a retry would only spend their time budget. Handles made
+    /// from one single-attempt table share its client ([`crate::DynamoRateLimiter::new`]).
     pub fn single_attempt(&self) -> Self {
         if self.is_single_attempt() {
             return self.clone();
@@ -137,7 +124,7 @@ impl StateTable {
     }
 
     /// Whether this table's client makes a single attempt per call (SDK retries off).
-    pub fn is_single_attempt(&self) -> bool {
+    fn is_single_attempt(&self) -> bool {
         self.client
             .config
             .retry_config()
@@ -273,7 +260,7 @@ mod tests {
 
     #[test]
     fn single_attempt_table_turns_sdk_retries_off_and_the_default_keeps_them() {
-        let single = StateTable::from_env_single_attempt(&sdk()).unwrap();
+        let single = StateTable::from_env(&sdk()).unwrap().single_attempt();
         assert!(single.is_single_attempt());
         assert_eq!(
             single
@@ -304,7 +291,7 @@ mod tests {
         assert!(clone.client_built(), "clones share the built client");
         assert!(std::ptr::eq(first, clone.client()));
         // A single-attempt table already single-attempt is the same handle, no second client.
-        let single = StateTable::from_env_single_attempt(&sdk()).unwrap();
+        let single = StateTable::from_env(&sdk()).unwrap().single_attempt();
         let again = single.single_attempt();
         let _ = single.client();
         assert!(again.client_built());

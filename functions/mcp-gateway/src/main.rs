@@ -20,7 +20,7 @@ async fn main() -> ExitCode {
     let sdk = kosha_runtime::aws::sdk_config().await;
     // One DynamoDB client, single attempt, for the token bucket and the override reads: both
     // bound each call and fall back (fail open / keep the last value), so retries only cost.
-    let table = match kosha_state::StateTable::from_env_single_attempt(&sdk) {
+    let table = match kosha_state::StateTable::from_env(&sdk).map(|t| t.single_attempt()) {
         Ok(t) => t,
         Err(e) => {
             tracing::error!(error = %e, "bad state table configuration");
