@@ -120,7 +120,7 @@ impl GatewayConfig {
 ///
 /// # Errors
 /// A reason naming what is wrong (never echoing the value).
-pub fn parse_base_url(raw: &str) -> Result<String, &'static str> {
+fn parse_base_url(raw: &str) -> Result<String, &'static str> {
     parse_http_url(raw, false)
 }
 
@@ -129,7 +129,7 @@ pub fn parse_base_url(raw: &str) -> Result<String, &'static str> {
 ///
 /// # Errors
 /// A reason naming what is wrong (never echoing the value).
-pub fn parse_service_url(raw: &str) -> Result<String, &'static str> {
+fn parse_service_url(raw: &str) -> Result<String, &'static str> {
     parse_http_url(raw, true)
 }
 

@@ -41,28 +41,21 @@ impl std::fmt::Debug for Gateway {
     }
 }
 
-/// Why the gateway's state could not be built.
-#[derive(Debug, thiserror::Error)]
-pub enum StartError {
-    /// A resilience setting is invalid.
-    #[error("policy: {0}")]
-    Policy(#[from] kosha_resilience::config::ConfigError),
-}
-
 impl Gateway {
     /// Builds the state from `config`; backends are called over `http` (the process's shared
     /// client), tokens are checked by `verifier`, breakers read forced-open overrides from
     /// `overrides`, `tools/call` takes tokens from `rate_limiter`.
     ///
     /// # Errors
-    /// [`StartError`] when a policy cannot be built from the configuration.
+    /// The policy's [`kosha_resilience::config::ConfigError`] when a `KOSHA_POLICY_*` setting
+    /// is invalid.
     pub fn new(
         config: GatewayConfig,
         http: reqwest::Client,
         verifier: Verifier,
         overrides: Arc<dyn OverrideSource>,
         rate_limiter: Arc<dyn RateLimiter>,
-    ) -> Result<Self, StartError> {
+    ) -> Result<Self, kosha_resilience::config::ConfigError> {
         let core_api = CoreApi::new(&config.core_api_url, http);
         let read = PolicyConfig::from_lookup(Dependency::CoreApiRead, kosha_runtime::config::var)?;
         let core_api_read = Policy::try_new(Dependency::CoreApiRead.name(), read, overrides)?;

@@ -1,5 +1,6 @@
-//! Regression tests from the hostile-input pass on `POST /mcp`: each test is one finding, and
-//! failed before its fix. In process, core-api faked with wiremock on loopback.
+//! Regression tests from the hostile-input passes on `POST /mcp`, one finding each (most failed
+//! before their fix; `core_api_4xx_answers_never_open_the_breaker` guards behaviour that was
+//! already right). In process, core-api faked with wiremock on loopback.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -47,8 +48,8 @@ async fn core_api_breaker(app: &axum::Router) -> String {
 async fn control_characters_in_a_string_argument_are_refused_without_calling_core_api() {
     let core_api = core_api_search(200, 0).await;
     let app = app(&core_api.uri(), 100.0, 64);
-    // More than the breaker's minimum calls (10): had they reached core-api and failed, the
-    // breaker would now be open for everyone.
+    // More than the breaker's minimum calls (10): none may reach core-api (wiremock expects 0
+    // calls) and the breaker stays closed.
     for (i, query) in ["refund\u{0}", "\u{1b}[2J", "a\u{7}b"]
         .iter()
         .cycle()

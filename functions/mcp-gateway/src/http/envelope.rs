@@ -94,22 +94,8 @@ impl Rejection {
 /// # Errors
 /// A [`Rejection`] as described in the module docs.
 pub fn check(body: &[u8]) -> Result<Envelope, Rejection> {
-    let message = match serde_json::from_slice::<Value>(body) {
-        Ok(Value::Object(m)) => m,
-        Ok(Value::Array(_)) => {
-            return Err(Rejection::new(
-                Value::Null,
-                rpc::INVALID_REQUEST,
-                "JSON-RPC batches are not supported",
-            ));
-        }
-        Ok(_) => {
-            return Err(Rejection::new(
-                Value::Null,
-                rpc::INVALID_REQUEST,
-                "a JSON-RPC message must be an object",
-            ));
-        }
+    let value = match serde_json::from_slice::<Value>(body) {
+        Ok(v) => v,
         Err(_) if std::str::from_utf8(body).is_err() => {
             return Err(Rejection::new(
                 Value::Null,
@@ -132,7 +118,25 @@ pub fn check(body: &[u8]) -> Result<Envelope, Rejection> {
             ));
         }
     };
-    let mut envelope = check_envelope(&message)?;
+    // The parsed value is kept whole and borrowed: rmcp's typed parse below reads it in place.
+    let message = match &value {
+        Value::Object(m) => m,
+        Value::Array(_) => {
+            return Err(Rejection::new(
+                Value::Null,
+                rpc::INVALID_REQUEST,
+                "JSON-RPC batches are not supported",
+            ));
+        }
+        _ => {
+            return Err(Rejection::new(
+                Value::Null,
+                rpc::INVALID_REQUEST,
+                "a JSON-RPC message must be an object",
+            ));
+        }
+    };
+    let mut envelope = check_envelope(message)?;
     if let Some(dup) = duplicates::first_duplicate(body) {
         let quoted = clip(&dup.key);
         let id = if dup.place == Place::Envelope && dup.key == "id" {
@@ -152,7 +156,7 @@ pub fn check(body: &[u8]) -> Result<Envelope, Rejection> {
             Place::Arguments => envelope.duplicate_argument = Some(dup.key),
         }
     }
-    let parsed = ClientJsonRpcMessage::deserialize(&Value::Object(message.clone()));
+    let parsed = ClientJsonRpcMessage::deserialize(&value);
     let Some(method) = &envelope.method else {
         return match parsed {
             Ok(_) => Ok(envelope),

@@ -35,7 +35,7 @@ pub fn request_host_allowed(headers: &HeaderMap, allowed: &[String]) -> bool {
 
 /// `Host` check against `allowed`: exact `host` or `host:port`, or any subdomain of a suffix
 /// written `*.example.com` or `.example.com` (the SAM template's form for Function URLs).
-pub fn host_allowed(host: Option<&HeaderValue>, allowed: &[String]) -> bool {
+fn host_allowed(host: Option<&HeaderValue>, allowed: &[String]) -> bool {
     let Some(host) = host.and_then(|h| h.to_str().ok()) else {
         // HTTP/1.1 requires Host; a request without one is not from a browser.
         return true;

@@ -9,8 +9,9 @@
 //!    unauthenticated client never makes the gateway buffer or wait for a body;
 //! 3. the body, read whole under `KOSHA_BODY_READ_TIMEOUT_MS` (408) and 1 MiB (413), before
 //!    any in-flight slot is taken, so slow senders cannot shed everyone;
-//! 4. the envelope ([`envelope`]: 400 with −32700, −32600 or −32602), so malformed requests
-//!    never spend a token;
+//! 4. the envelope ([`envelope`]: 400 with −32700, −32600 or −32602), so malformed envelopes
+//!    never spend a token (rmcp's own header refusals — `Accept`, `Content-Type`,
+//!    `MCP-Protocol-Version` — come after the rate limit);
 //! 5. an in-flight slot (`KOSHA_MAX_IN_FLIGHT`, 503 −32000 `overloaded`, for the request's
 //!    id), held until the answer; a JSON-RPC response is answered 202 before this;
 //! 6. for a `tools/call` request, a rate-limit token (429 −32029 `rate_limited`);
@@ -42,8 +43,6 @@ use crate::config::MAX_BODY_BYTES;
 use crate::server::McpServer;
 use crate::state::Gateway;
 use crate::tools::args::DuplicateArgument;
-
-pub use reply::rpc_error;
 
 /// Per-instance edge state: the gateway plus the in-flight counter for load shedding.
 #[derive(Debug)]

@@ -7,8 +7,10 @@
 //!
 //! Before any of that, every string in the arguments (at any depth) is checked for control
 //! characters: NUL and the other Unicode control characters (C0, DEL, C1) except tab, line
-//! feed and carriage return are refused. PostgreSQL cannot store NUL in text, so such a value
-//! would only come back as a core-api failure, and failures open the breaker for everyone.
+//! feed and carriage return are refused, before any network call, with one uniform
+//! `invalid_argument` naming the field; this also covers values core-api does not check
+//! itself (the opaque `cursor`). core-api refuses them too (400, which never counts against
+//! the breaker).
 //! Caller text quoted in messages (field names, values) is clipped ([`crate::echo`]).
 
 use serde::de::DeserializeOwned;

@@ -112,7 +112,6 @@ pub fn tools_call(id: u64, token: &str, name: &str, arguments: Value) -> Request
     post(token, body.to_string())
 }
 
-/// The response body as bytes.
 /// `tools/call name(arguments)` as the agent, through a clone of `app`.
 pub async fn agent_call(
     app: &axum::Router,
@@ -126,6 +125,7 @@ pub async fn agent_call(
         .unwrap()
 }
 
+/// The response body as bytes.
 pub async fn bytes(resp: axum::response::Response) -> bytes::Bytes {
     resp.into_body().collect().await.unwrap().to_bytes()
 }
