@@ -53,15 +53,16 @@ pub fn string_or(key: &str, default: &str) -> String {
 
 /// `key` as a comma-separated list with blanks dropped; empty when unset.
 pub fn list(key: &str) -> Vec<String> {
-    var(key)
-        .map(|raw| {
-            raw.split(',')
-                .map(str::trim)
-                .filter(|s| !s.is_empty())
-                .map(str::to_owned)
-                .collect()
-        })
-        .unwrap_or_default()
+    var(key).map(|raw| split_list(&raw)).unwrap_or_default()
+}
+
+/// A comma list: entries trimmed, empty ones dropped.
+fn split_list(raw: &str) -> Vec<String> {
+    raw.split(',')
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(str::to_owned)
+        .collect()
 }
 
 /// `key` as a boolean (`true`/`false`/`1`/`0`), or `default` when unset.
@@ -74,5 +75,17 @@ pub fn bool_or(key: &str, default: bool) -> Result<bool, ConfigError> {
         Some("true" | "1" | "TRUE" | "True") => Ok(true),
         Some("false" | "0" | "FALSE" | "False") => Ok(false),
         Some(_) => Err(ConfigError::new(key, "expected true or false")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::split_list;
+
+    #[test]
+    fn lists_are_trimmed_and_drop_empty_entries() {
+        assert_eq!(split_list("a, b ,"), vec!["a", "b"]);
+        assert!(split_list("").is_empty());
+        assert!(split_list(" , ").is_empty());
     }
 }

@@ -120,8 +120,8 @@ fn mint(args: &MintArgs) -> Result<(), CommandError> {
     let mut claims = MintClaims::new(&args.issuer, &args.client_id, &roles);
     claims.ttl = args.ttl;
     println!("{}", dev::mint(&pem, &kid, &claims)?);
-    let allowed = std::env::var(ALLOWED_CLIENT_IDS_ENV).ok();
-    if let Some(warning) = not_allowed_warning(&args.client_id, allowed.as_deref()) {
+    let allowed = kosha_runtime::config::list(ALLOWED_CLIENT_IDS_ENV);
+    if let Some(warning) = not_allowed_warning(&args.client_id, &allowed) {
         eprintln!("kosha-ops: warning: {warning}");
     }
     Ok(())
@@ -130,16 +130,11 @@ fn mint(args: &MintArgs) -> Result<(), CommandError> {
 /// The gateway's list of accepted client ids (SPEC §5).
 const ALLOWED_CLIENT_IDS_ENV: &str = "KOSHA_ALLOWED_CLIENT_IDS";
 
-/// Why the gateway would refuse a token for `client_id`, given `KOSHA_ALLOWED_CLIENT_IDS`
-/// (`None` when unset). The list is read as the gateway reads it: comma-separated, each entry
-/// trimmed, empty entries dropped; an empty list says nothing (the gateway would not start).
-fn not_allowed_warning(client_id: &str, allowed: Option<&str>) -> Option<String> {
-    let listed: Vec<&str> = allowed?
-        .split(',')
-        .map(str::trim)
-        .filter(|id| !id.is_empty())
-        .collect();
-    if listed.is_empty() || listed.contains(&client_id) {
+/// Why the gateway would refuse a token for `client_id`, given `KOSHA_ALLOWED_CLIENT_IDS` read
+/// as the gateway reads it (`kosha_runtime::config::list`); an empty list says nothing (the
+/// gateway would not start).
+fn not_allowed_warning(client_id: &str, listed: &[String]) -> Option<String> {
+    if listed.is_empty() || listed.iter().any(|id| id == client_id) {
         return None;
     }
     Some(format!(
@@ -158,18 +153,20 @@ fn read_key(path: &Path) -> Result<String, CommandError> {
 mod tests {
     use super::not_allowed_warning;
 
+    fn list(ids: &[&str]) -> Vec<String> {
+        ids.iter().map(|s| (*s).to_owned()).collect()
+    }
+
     #[test]
     fn warns_only_for_a_client_id_missing_from_a_non_empty_list() {
-        let warning = not_allowed_warning("x", Some("a, b")).unwrap();
+        let warning = not_allowed_warning("x", &list(&["a", "b"])).unwrap();
         assert!(
             warning.contains("\"x\"") && warning.contains("(a,b)"),
             "{warning}"
         );
-        assert_eq!(not_allowed_warning("b", Some("a, b ,")), None);
-        assert_eq!(not_allowed_warning("x", None), None);
-        assert_eq!(not_allowed_warning("x", Some("")), None);
-        assert_eq!(not_allowed_warning("x", Some(" , ")), None);
+        assert_eq!(not_allowed_warning("b", &list(&["a", "b"])), None);
+        assert_eq!(not_allowed_warning("x", &[]), None);
         // Exact match, as the gateway compares.
-        assert!(not_allowed_warning("A", Some("a")).is_some());
+        assert!(not_allowed_warning("A", &list(&["a"])).is_some());
     }
 }

@@ -17,7 +17,7 @@
 use std::time::Duration;
 
 use deadpool_postgres::{
-    Manager, ManagerConfig, Object, Pool, PoolError, RecyclingMethod, Runtime, Timeouts,
+    Manager, ManagerConfig, Object, Pool, PoolError, RecyclingMethod, Runtime,
 };
 use kosha_resilience::config::PostgresConfig;
 use tokio_postgres::NoTls;
@@ -122,8 +122,8 @@ pub fn build_pool(url: &str, settings: &PoolSettings) -> Result<PgPool, PoolBuil
 /// A pooled connection for a request with `budget`.
 ///
 /// Without a deadline, the pool's own limits apply (wait, create and recycle timeouts). With
-/// one, each of them is cut to `remaining − margin` and so is their sum (a recycle that times
-/// out is followed by a create).
+/// one, the whole checkout (wait, then recycle or create) also ends at the deadline less the
+/// PostgreSQL margin (`Deadline::child`).
 ///
 /// # Errors
 /// [`DbError::DeadlineExceeded`] when the deadline's limit ran out first (or no time is left
@@ -132,24 +132,14 @@ pub async fn checkout(pool: &PgPool, budget: &Budget) -> Result<Object, DbError>
     let Some(deadline) = budget.deadline else {
         return Ok(pool.get().await?);
     };
-    let margin = budget.postgres.margin;
-    let left = deadline.remaining().saturating_sub(margin);
-    if left.is_zero() {
+    let limit = deadline.child(budget.postgres.margin);
+    if limit.is_expired() {
         return Err(DbError::DeadlineExceeded);
     }
-    let configured = pool.timeouts();
-    let cut = |t: Option<Duration>| Some(t.map_or(left, |t| t.min(left)));
-    let timeouts = Timeouts {
-        wait: cut(configured.wait),
-        create: cut(configured.create),
-        recycle: cut(configured.recycle),
-    };
-    match tokio::time::timeout(left, pool.timeout_get(&timeouts)).await {
+    match tokio::time::timeout_at(limit.instant(), pool.get()).await {
         Ok(Ok(client)) => Ok(client),
-        // Timers never fire early: the deadline's share is used up iff it was the limit.
-        Ok(Err(PoolError::Timeout(_))) if deadline.remaining() <= margin => {
-            Err(DbError::DeadlineExceeded)
-        }
+        // Timers never fire early: a pool timeout at the limit is the deadline's.
+        Ok(Err(PoolError::Timeout(_))) if limit.is_expired() => Err(DbError::DeadlineExceeded),
         Ok(Err(e)) => Err(e.into()),
         Err(_) => Err(DbError::DeadlineExceeded),
     }
