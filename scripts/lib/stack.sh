@@ -17,8 +17,8 @@ check_function() {
 FN_ENV_KEEP='^(AWS_[A-Z0-9_]*|KOSHA_[A-Z0-9_]*|RUST_[A-Z0-9_]*|DATABASE_URL|PATH|HOME|USER|LOGNAME|LANG|LC_[A-Z]+|TZ|TMPDIR|SSL_CERT_(FILE|DIR)|(HTTPS?|NO|ALL)_PROXY|(https?|no|all)_proxy)='
 
 # Starts one function binary in local mode in the background; records its PID, and under
-# $DEV_DIR/cmd how it was started, for `scripts/dev start NAME`: NAME.args (port, then the
-# KEY=VALUE words given here), NAME.bin (the binary's path) and NAME.env (its whole
+# $DEV_DIR/cmd how it was started, for `scripts/dev start NAME`: NAME.args (its port only:
+# the KEY=VALUE words given here are in NAME.env), NAME.bin (the binary's path) and NAME.env (its whole
 # environment, NUL-separated, mode 0600: it holds credentials). The process gets exactly
 # NAME.env (env -i), so a restart from it is the same process whatever the caller's shell.
 #   start_fn NAME PORT [ENV=VALUE ...]
@@ -28,7 +28,7 @@ start_fn() {
   bin="$(cargo_target)/debug/$name"
   [[ -x "$bin" ]] || die "$bin is not built"
   mkdir -p "$DEV_DIR/pids" "$DEV_DIR/logs" "$cmd"
-  printf '%s\n' "$port" "$@" > "$cmd/$name.args"
+  printf '%s\n' "$port" > "$cmd/$name.args"
   printf '%s\n' "$bin" > "$cmd/$name.bin"
   rm -f "$cmd/$name.env"
   (
