@@ -322,6 +322,8 @@ stack_prepare() {
   GATEWAY_ENV=(
     KOSHA_JWT_ISSUER="$issuer" KOSHA_JWKS_URL="file://$DEV_DIR/jwks.json"
     KOSHA_ALLOWED_CLIENT_IDS="kosha-dev-agent,kosha-dev-operator,kosha-e2e-limited"
+    # SPEC §2: a browser client on this machine (the MCP Inspector) may connect.
+    KOSHA_ALLOWED_ORIGINS="http://localhost:*,http://127.0.0.1:*"
   )
 }
 

@@ -93,6 +93,40 @@ async def test_forced_open_override_fails_fast_then_clears(gateway_url, agent_to
     assert ok, "still failing 6 s after clear"
 
 
+def restart_gateway() -> None:
+    subprocess.run([str(ROOT / "scripts" / "dev"), "stop", "mcp-gateway"], check=True, env=os.environ, capture_output=True)
+    subprocess.run([str(ROOT / "scripts" / "dev"), "start", "mcp-gateway"], check=True, env=os.environ, capture_output=True)
+
+
+@pytest.mark.anyio
+async def test_a_new_instance_honours_an_override_from_its_first_call(gateway_url, agent_token, stack):
+    """SPEC §8: a fresh instance reads the override before it admits a protected call, so the
+    first tools/call after a restart is refused; clearing it is seen within one read interval
+    (5 s) plus one read."""
+    args = {"transaction_id": "txn_000300"}
+    forced = ops(stack, "breaker", "force-open", "core-api", "--reason", "cold start drill", "--operator", "e2e")
+    assert forced.returncode == 0, forced.stderr
+    try:
+        restart_gateway()
+        async with session(gateway_url, agent_token) as s:
+            first = await s.call_tool("get_transaction", args)
+        assert first.is_error, first.structured_content
+        assert first.structured_content["error"]["code"] == "dependency_unavailable"
+    finally:
+        cleared = ops(stack, "breaker", "clear", "core-api")
+    assert cleared.returncode == 0, cleared.stderr
+    start = time.monotonic()
+    async with session(gateway_url, agent_token) as s:
+        while time.monotonic() - start < 10:
+            r = await s.call_tool("get_transaction", args)
+            if not r.is_error:
+                break
+            time.sleep(0.5)
+    took = time.monotonic() - start
+    assert not r.is_error, "still refusing 10 s after clear"
+    assert took < 7, f"cleared after {took:.1f} s"
+
+
 def test_unknown_dependency_is_refused_with_exit_2(stack):
     r = ops(stack, "breaker", "force-open", "mainframe", "--reason", "x")
     assert r.returncode == 2

@@ -4,7 +4,7 @@
 //!   [`AuthError`]; [`AuthError::status`] and [`www_authenticate`] give the HTTP answer.
 //! - [`jwks`] fetches and caches the signing keys (10 min fresh, 50 min grace, one refresh per
 //!   30 s for unknown `kid`s).
-//! - [`visibility`] is the one role → tool table; [`ProtectedResourceMetadata`] is the
+//! - [`ProtectedResourceMetadata`] is the
 //!   RFC 9728 document for `/.well-known/oauth-protected-resource`.
 //! - [`dev`] makes a local RSA key pair, its JWKS, and Cognito-shaped tokens.
 #![forbid(unsafe_code)]
@@ -18,7 +18,6 @@ pub mod jwks;
 mod metadata;
 mod principal;
 mod verifier;
-pub mod visibility;
 
 pub use bearer::MAX_TOKEN_BYTES;
 pub use config::{JwksSource, MAX_LEEWAY_S, VerifierConfig};

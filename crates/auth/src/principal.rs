@@ -5,7 +5,8 @@
 //! other group is ignored. A principal has one or both roles, never none (a token without a
 //! usable role is [`crate::AuthError::NoRole`]).
 
-/// A role granted by a Cognito group. What each role may call is [`crate::visibility`].
+/// A role granted by a Cognito group (SPEC §5). What each role may call is the gateway's
+/// business (its tool catalogue), not this crate's.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Role {
     /// Group `agent`: the data tools (SPEC §4).

@@ -18,7 +18,7 @@ use criterion::{Criterion, criterion_group, criterion_main};
 use failsafe::CircuitBreaker as _;
 use kosha_resilience::breaker::{Breaker, Outcome};
 use kosha_resilience::classify::ErrorClass;
-use kosha_resilience::config::{Dependency, PolicyConfig};
+use kosha_resilience::config::{PolicyConfig, Profile};
 use kosha_resilience::deadline::Deadline;
 use kosha_resilience::overrides::NoOverrides;
 use kosha_resilience::policy::Policy;
@@ -41,7 +41,15 @@ fn benches(c: &mut Criterion) {
         .unwrap();
     let _context = rt.enter();
 
-    let config = PolicyConfig::defaults(Dependency::CoreApiRead);
+    // Seed 004 §1, core-api reads.
+    let config = PolicyConfig::from_profile(Profile {
+        attempt_cap: Duration::from_millis(2_000),
+        attempt_margin: Duration::from_millis(150),
+        max_attempts: 3,
+        bulkhead: 32,
+        breaker_window: 20,
+        open_for: Duration::from_secs(15),
+    });
     let breaker = Breaker::try_new("core-api", config.breaker, Arc::new(NoOverrides)).unwrap();
     c.bench_function("kosha/breaker_closed_acquire_record", |b| {
         b.iter(|| {

@@ -14,7 +14,7 @@ use std::time::Duration;
 
 use rand::Rng;
 
-use crate::config::ConfigError;
+use crate::error::ConfigError;
 
 /// Backoff settings, validated by [`Backoff::try_new`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

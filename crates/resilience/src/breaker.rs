@@ -39,7 +39,7 @@ use metrics::Gauge;
 use parking_lot::Mutex;
 use tokio::time::Instant;
 
-use crate::config::ConfigError;
+use crate::error::ConfigError;
 use crate::overrides::{ForcedOpen, OverrideSource};
 use window::Window;
 

@@ -27,7 +27,7 @@ use metrics::Counter;
 use parking_lot::Mutex;
 use tokio::time::Instant;
 
-use crate::config::ConfigError;
+use crate::error::ConfigError;
 
 /// Milli-tokens deposited by one successful call (0.1 token).
 pub const DEPOSIT_MILLI: u64 = 100;

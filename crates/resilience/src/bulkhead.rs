@@ -22,7 +22,7 @@ use std::time::Duration;
 use metrics::{Counter, Gauge};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, TryAcquireError};
 
-use crate::config::ConfigError;
+use crate::error::ConfigError;
 
 /// Longest a caller may wait for a permit (seed 004 §5: "acquire with a timeout of 0–50 ms").
 pub const MAX_WAIT: Duration = Duration::from_millis(50);

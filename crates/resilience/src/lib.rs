@@ -4,7 +4,9 @@
 //! One module per policy, composed by [`policy::Policy`] in the order of seed 004 §1:
 //! [`deadline`] → [`bulkhead`] → [`breaker`] → [`retry`] (with [`backoff`] and [`budget`]) →
 //! [`timeout`]. [`classify`] says which errors are retried and which count as dependency
-//! failures; [`config`] holds the per-dependency defaults and their environment overrides;
+//! failures; [`config`] completes a dependency's [`config::Profile`] (its row of seed 004 §1,
+//! chosen by the binary that calls it) and reads environment overrides; [`error`] is the one
+//! error type (a setting that cannot be used);
 //! [`overrides`] is where forced-open overrides come from. The crate knows nothing of HTTP
 //! frameworks, tools or AWS: callers classify their own errors through [`classify::Classify`].
 //!
@@ -13,7 +15,7 @@
 //! use std::time::Duration;
 //!
 //! use kosha_resilience::classify::ErrorClass;
-//! use kosha_resilience::config::{Dependency, PolicyConfig};
+//! use kosha_resilience::config::{PolicyConfig, Profile};
 //! use kosha_resilience::deadline::Deadline;
 //! use kosha_resilience::overrides::NoOverrides;
 //! use kosha_resilience::policy::{Policy, PolicyError};
@@ -22,8 +24,19 @@
 //! # #[tokio::main(flavor = "current_thread")]
 //! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
 //! // Once, in main: settings validated at start-up.
-//! let config = PolicyConfig::from_lookup(Dependency::OpenAi, |name| std::env::var(name).ok())?;
-//! let policy = Policy::try_new(Dependency::OpenAi.name(), config, Arc::new(NoOverrides))?;
+//! // Seed 004 §1, OpenAI embeddings: 2 s cap, 2 attempts, bulkhead 8, window 10, open 30 s.
+//! let openai = Profile {
+//!     attempt_cap: Duration::from_secs(2),
+//!     attempt_margin: Duration::from_millis(100),
+//!     max_attempts: 2,
+//!     bulkhead: 8,
+//!     breaker_window: 10,
+//!     open_for: Duration::from_secs(30),
+//! };
+//! let config = PolicyConfig::from_lookup(openai, "KOSHA_POLICY_OPENAI", |name| {
+//!     std::env::var(name).ok()
+//! })?;
+//! let policy = Policy::try_new("openai", config, Arc::new(NoOverrides))?;
 //!
 //! // Per request: the deadline comes from the tool budget (or `X-Request-Deadline`).
 //! let deadline = Deadline::after(Duration::from_secs(8));
@@ -52,6 +65,7 @@ pub mod bulkhead;
 pub mod classify;
 pub mod config;
 pub mod deadline;
+pub mod error;
 pub mod overrides;
 pub mod policy;
 pub mod rate_limit;

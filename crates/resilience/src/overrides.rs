@@ -11,6 +11,8 @@ use std::sync::Arc;
 
 use parking_lot::RwLock;
 
+use crate::rate_limit::BoxFuture;
+
 /// An operator's forced-open override for one dependency.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ForcedOpen {
@@ -31,6 +33,15 @@ pub struct ForcedOpen {
 pub trait OverrideSource: Send + Sync + 'static {
     /// The override in force for `dependency` now, if any.
     fn current(&self, dependency: &str) -> Option<ForcedOpen>;
+
+    /// Waits, when needed, until [`OverrideSource::current`] answers from a read recent enough
+    /// to admit a protected call on (SPEC §8: a new instance, or one thawed after a long
+    /// freeze, reads the override before it admits a protected call; callers run this beside
+    /// the call's rate-limit write so it adds no round trip). Returns at once when a usable
+    /// read is cached or a read was just tried. In-memory sources have nothing to wait for.
+    fn ensure_fresh(&self) -> BoxFuture<'_, ()> {
+        Box::pin(std::future::ready(()))
+    }
 }
 
 /// No overrides ever: the default when no state table is configured.

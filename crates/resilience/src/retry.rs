@@ -27,7 +27,7 @@ use std::time::Duration;
 use crate::backoff::Backoff;
 use crate::budget::RetryBudget;
 use crate::classify::ErrorClass;
-use crate::config::ConfigError;
+use crate::error::ConfigError;
 
 /// Whether a call may safely run more than once.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -6,6 +6,8 @@
 //! the success path only touches pre-built handles either way.
 #![allow(clippy::unwrap_used)]
 
+mod common;
+
 use std::alloc::System;
 use std::future::{Future, ready};
 use std::pin::pin;
@@ -15,7 +17,6 @@ use std::time::Duration;
 
 use kosha_resilience::breaker::Outcome;
 use kosha_resilience::classify::ErrorClass;
-use kosha_resilience::config::{Dependency, PolicyConfig};
 use kosha_resilience::deadline::Deadline;
 use kosha_resilience::overrides::NoOverrides;
 use kosha_resilience::policy::Policy;
@@ -37,12 +38,8 @@ fn success_path_does_not_allocate() {
         .build()
         .unwrap();
     let _context = rt.enter();
-    let policy = Policy::try_new(
-        "core-api",
-        PolicyConfig::defaults(Dependency::CoreApiRead),
-        Arc::new(NoOverrides),
-    )
-    .unwrap();
+    let policy =
+        Policy::try_new("core-api", common::core_api_read(), Arc::new(NoOverrides)).unwrap();
     let deadline = Deadline::after(Duration::from_secs(60));
     let call = || {
         policy.call(&deadline, Idempotency::Idempotent, |a| {

@@ -2,13 +2,14 @@
 //! in-memory metrics recorder and a minimal tracing subscriber.
 #![allow(clippy::unwrap_used)]
 
+mod common;
+
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use kosha_resilience::classify::ErrorClass;
-use kosha_resilience::config::{Dependency, PolicyConfig};
 use kosha_resilience::deadline::Deadline;
 use kosha_resilience::overrides::{ForcedOpen, StaticOverrides};
 use kosha_resilience::policy::{Policy, PolicyError};
@@ -108,7 +109,7 @@ async fn metrics_and_transition_events() {
     let transitions = Transitions::default();
     let _log = tracing::subscriber::set_default(transitions.clone());
     let overrides = StaticOverrides::default();
-    let mut config = PolicyConfig::defaults(Dependency::OpenAi);
+    let mut config = common::openai();
     config.bulkhead.capacity = 1;
     config.bulkhead.wait = Duration::ZERO;
     let policy = metrics::with_local_recorder(capture.as_ref(), || {

@@ -1,6 +1,8 @@
 //! Behaviour of the composed policy stack (seed 004 §1–§4), on tokio's paused clock.
 #![allow(clippy::unwrap_used)] // test helpers outside #[test] fns
 
+mod common;
+
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
@@ -8,7 +10,7 @@ use std::time::Duration;
 use kosha_resilience::backoff::Backoff;
 use kosha_resilience::breaker::BreakerState;
 use kosha_resilience::classify::ErrorClass;
-use kosha_resilience::config::{Dependency, PolicyConfig};
+use kosha_resilience::config::PolicyConfig;
 use kosha_resilience::deadline::Deadline;
 use kosha_resilience::overrides::{ForcedOpen, NoOverrides, StaticOverrides};
 use kosha_resilience::policy::{Attempt, Policy, PolicyError};
@@ -24,7 +26,7 @@ fn ms(v: u64) -> Duration {
 }
 
 fn config() -> PolicyConfig {
-    let mut c = PolicyConfig::defaults(Dependency::CoreApiRead);
+    let mut c = common::core_api_read();
     c.retry.backoff = Backoff::try_new(ms(1), ms(1)).unwrap();
     c
 }
@@ -441,11 +443,8 @@ async fn opens_fails_fast_and_recovers_through_half_open() {
 #[tokio::test(start_paused = true)]
 async fn reads_and_writes_can_share_one_breaker() {
     let reads = policy();
-    let writes = Policy::try_with_breaker(
-        PolicyConfig::defaults(Dependency::CoreApiWrite),
-        reads.breaker().clone(),
-    )
-    .unwrap();
+    let writes =
+        Policy::try_with_breaker(common::core_api_write(), reads.breaker().clone()).unwrap();
     open_breaker(&reads).await;
     let r: Result<()> = writes
         .call(&long(), Idempotency::Keyed, |_| async { Ok(()) })

@@ -52,7 +52,7 @@ pub async fn serve(router: Router) -> Result<(), ServeError> {
         .await
         .map_err(ServeError::Local);
     if let Some(collector) = crate::telemetry::metrics_collector() {
-        let _ = collector.flush(std::io::stdout());
+        let _ = collector.flush(crate::telemetry::emf_stdout());
     }
     served
 }

@@ -9,6 +9,7 @@
 //! Call [`init`] first thing in `main`, before building anything that registers metrics
 //! (policies register their handles in their constructors).
 
+use std::io::{self, Write};
 use std::sync::OnceLock;
 use std::time::Duration;
 
@@ -52,11 +53,96 @@ fn install_metrics() -> Result<&'static Collector, String> {
     } else {
         let ms = crate::config::parse_or("KOSHA_METRICS_FLUSH_MS", 10_000u64)
             .map_err(|e| e.to_string())?;
-        builder = builder.with_auto_flush_interval(Duration::from_millis(ms.max(100)));
+        builder = builder.with_auto_flush_writer(Duration::from_millis(ms.max(100)), emf_stdout);
     }
     builder.init().map_err(|e| {
         let message = e.to_string();
         tracing::warn!(error = %message, "metrics recorder not installed");
         message
     })
+}
+
+/// Where EMF documents go: stdout, one whole line per write. The collector writes a document
+/// in pieces; with plain `stdout()`, a log line written by another thread in between lands
+/// inside the document and breaks both JSON lines. [`WholeLines`] holds the pieces and writes
+/// each finished line with one locked write.
+pub fn emf_stdout() -> WholeLines<LineSink> {
+    WholeLines::new(|line| io::stdout().lock().write_all(line))
+}
+
+/// Where [`WholeLines`] sends each line.
+pub type LineSink = fn(&[u8]) -> io::Result<()>;
+
+/// A writer that passes only whole lines to `out`, one call per line (the rest on
+/// [`Write::flush`] or drop).
+pub struct WholeLines<F: FnMut(&[u8]) -> io::Result<()>> {
+    buf: Vec<u8>,
+    out: F,
+}
+
+impl<F: FnMut(&[u8]) -> io::Result<()>> WholeLines<F> {
+    /// Lines go to `out`.
+    pub fn new(out: F) -> Self {
+        Self {
+            buf: Vec::new(),
+            out,
+        }
+    }
+}
+
+impl<F: FnMut(&[u8]) -> io::Result<()>> Write for WholeLines<F> {
+    fn write(&mut self, bytes: &[u8]) -> io::Result<usize> {
+        self.buf.extend_from_slice(bytes);
+        if let Some(end) = self.buf.iter().rposition(|b| *b == b'\n') {
+            let rest = self.buf.split_off(end + 1);
+            (self.out)(&self.buf)?;
+            self.buf = rest;
+        }
+        Ok(bytes.len())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        if !self.buf.is_empty() {
+            (self.out)(&self.buf)?;
+            self.buf.clear();
+        }
+        Ok(())
+    }
+}
+
+impl<F: FnMut(&[u8]) -> io::Result<()>> Drop for WholeLines<F> {
+    fn drop(&mut self) {
+        let _ = self.flush();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::Write;
+
+    use super::WholeLines;
+
+    #[test]
+    fn pieces_reach_the_output_only_as_whole_lines() {
+        let mut calls: Vec<Vec<u8>> = Vec::new();
+        {
+            let mut w = WholeLines::new(|line: &[u8]| {
+                calls.push(line.to_vec());
+                Ok(())
+            });
+            write!(w, "{{\"a\":").unwrap();
+            write!(w, "1}}").unwrap();
+            writeln!(w).unwrap();
+            write!(w, "{{\"b\":2}}\n{{\"c\"").unwrap();
+            write!(w, ":3}}").unwrap();
+        }
+        assert_eq!(
+            calls,
+            vec![
+                b"{\"a\":1}\n".to_vec(),
+                b"{\"b\":2}\n".to_vec(),
+                b"{\"c\":3}".to_vec()
+            ]
+        );
+    }
 }

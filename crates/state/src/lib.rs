@@ -23,8 +23,8 @@ mod table;
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use error::StateError;
 pub use overrides::{
-    BreakerItem, DEPENDENCIES, DynamoOverrides, OverrideFetcher, OverrideSettings,
-    OverrideSnapshot, is_dependency,
+    BreakerItem, DynamoOverrides, OverrideFetcher, OverrideSettings, OverrideSnapshot,
+    is_dependency,
 };
 pub use rate_limit::{DynamoRateLimiter, RateLimitSettings};
 pub use secrets::{

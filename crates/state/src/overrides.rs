@@ -7,10 +7,16 @@
 //!   spawned, guarded so that at most one runs; the caller gets the cached value. No
 //!   background timer: Lambda freezes the process between invocations (ARCHITECTURE.md
 //!   pitfall 13). A process that has never read anything answers "no override".
-//! - **Errors**: when a read fails or times out (`read_timeout`, 1 s), the last successful
-//!   snapshot keeps serving until it is 60 s old (`keep_on_error`), then overrides are
-//!   ignored until a read succeeds again. An idle instance whose last read succeeded keeps
-//!   serving that read while the next one runs.
+//! - **Age**: a snapshot serves until it is 60 s old (`keep_on_error`): while reads fail or
+//!   time out (`read_timeout`, 1 s) the last successful one keeps serving that long, then
+//!   overrides are ignored until a read succeeds again. A value older than that is never
+//!   used, even when no read failed (an instance frozen for minutes between invocations).
+//! - **Fresh instances** ([`OverrideSource::ensure_fresh`], SPEC §8): with no successful read
+//!   in the last 60 s (a new instance, or one thawed after a long freeze), a protected call
+//!   waits for one read (at most `read_timeout`) before it is admitted, so a forced-open
+//!   breaker holds from an instance's first call. Concurrent callers share that read; once a
+//!   read was tried in the last `refresh_every`, callers do not wait again (DynamoDB down
+//!   costs one bounded wait per 5 s, not one per call).
 //! - **Expiry**: an override whose `expires_at` (epoch s, wall clock) has passed is absent.
 //! - **Malformed items** (missing `state`/`reason`/`set_by`/`set_at`, wrong types, a state
 //!   other than `forced_open`) are absent and logged as `breaker_override_malformed`.
@@ -29,7 +35,7 @@ use kosha_resilience::rate_limit::BoxFuture;
 use parking_lot::Mutex;
 use tokio::time::Instant;
 
-pub use items::{BreakerItem, DEPENDENCIES, is_dependency};
+pub use items::{BreakerItem, is_dependency};
 
 use crate::{Clock, StateError, StateTable};
 
@@ -74,7 +80,6 @@ struct Cache {
     values: OverrideSnapshot,
     last_attempt: Option<Instant>,
     last_success: Option<Instant>,
-    failed_since_success: bool,
     refreshing: bool,
 }
 
@@ -83,6 +88,17 @@ struct Inner {
     settings: OverrideSettings,
     clock: Arc<dyn Clock>,
     cache: Mutex<Cache>,
+    /// Held by the caller doing an awaited read ([`OverrideSource::ensure_fresh`]).
+    awaited_read: tokio::sync::Mutex<()>,
+}
+
+impl Inner {
+    /// Whether the last successful read is at most `keep_on_error` old at `now`.
+    fn usable(&self, cache: &Cache, now: Instant) -> bool {
+        cache
+            .last_success
+            .is_some_and(|t| now.saturating_duration_since(t) <= self.settings.keep_on_error)
+    }
 }
 
 /// The forced-open override source backed by the state table. Cheap to clone (shared cache).
@@ -118,6 +134,7 @@ impl DynamoOverrides {
                 settings,
                 clock,
                 cache: Mutex::new(Cache::default()),
+                awaited_read: tokio::sync::Mutex::new(()),
             }),
         }
     }
@@ -159,11 +176,9 @@ async fn refresh(inner: &Inner) -> Result<(), StateError> {
         Ok(values) => {
             cache.values = values;
             cache.last_success = Some(Instant::now());
-            cache.failed_since_success = false;
             Ok(())
         }
         Err(err) => {
-            cache.failed_since_success = true;
             tracing::warn!(event = "breaker_override_read_failed", error = %err);
             Err(err)
         }
@@ -184,11 +199,7 @@ impl OverrideSource for DynamoOverrides {
                 cache.refreshing = true;
                 cache.last_attempt = Some(now);
             }
-            let usable = cache.last_success.is_some_and(|t| {
-                !cache.failed_since_success
-                    || now.saturating_duration_since(t) <= settings.keep_on_error
-            });
-            let value = if usable {
+            let value = if self.inner.usable(&cache, now) {
                 cache.values.get(dependency).cloned()
             } else {
                 None
@@ -200,6 +211,30 @@ impl OverrideSource for DynamoOverrides {
         }
         let now_s = self.inner.clock.now_s();
         value.filter(|f| f.expires_at.is_none_or(|exp| exp > now_s))
+    }
+
+    fn ensure_fresh(&self) -> BoxFuture<'_, ()> {
+        Box::pin(async move {
+            let inner = &self.inner;
+            if inner.usable(&inner.cache.lock(), Instant::now()) {
+                return;
+            }
+            let _turn = inner.awaited_read.lock().await;
+            {
+                let now = Instant::now();
+                let mut cache = inner.cache.lock();
+                let tried_recently = cache.last_attempt.is_some_and(|t| {
+                    now.saturating_duration_since(t) < inner.settings.refresh_every
+                });
+                // Another caller's read succeeded, or was just tried (and failed): go on.
+                if inner.usable(&cache, now) || (tried_recently && !cache.refreshing) {
+                    return;
+                }
+                cache.last_attempt = Some(now);
+            }
+            // Errors are logged and recorded in the cache by `refresh`.
+            let _ = refresh(inner).await;
+        })
     }
 }
 

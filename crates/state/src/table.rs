@@ -95,11 +95,30 @@ impl StateTable {
     /// # Errors
     /// As [`StateTable::new`].
     pub fn from_env(sdk: &aws_config::SdkConfig) -> Result<Self, StateError> {
+        Self::from_sdk(sdk, &Self::name_from_env()?)
+    }
+
+    /// The table name `KOSHA_STATE_TABLE` (default `kosha-state`), validated; for binaries
+    /// that read all their configuration before building clients.
+    ///
+    /// # Errors
+    /// As [`StateTable::new`].
+    pub fn name_from_env() -> Result<String, StateError> {
         let name = std::env::var(STATE_TABLE_ENV)
             .ok()
             .filter(|v| !v.trim().is_empty())
             .unwrap_or_else(|| DEFAULT_TABLE.to_owned());
-        Self::lazy(aws_sdk_dynamodb::Config::from(sdk), name.trim())
+        let name = name.trim().to_owned();
+        check_name(&name)?;
+        Ok(name)
+    }
+
+    /// A handle on table `name` whose client is built from the SDK config on first use.
+    ///
+    /// # Errors
+    /// As [`StateTable::new`].
+    pub fn from_sdk(sdk: &aws_config::SdkConfig, name: &str) -> Result<Self, StateError> {
+        Self::lazy(aws_sdk_dynamodb::Config::from(sdk), name)
     }
 
     /// The same table through a client making a single attempt per call (SDK retries off):

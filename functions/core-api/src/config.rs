@@ -10,12 +10,12 @@
 //! | `KOSHA_POLICY_POSTGRES_MARGIN_MS` | 100 | kept from the request deadline per statement |
 //! | `KOSHA_PG_CONNECT_TIMEOUT_MS` | 2000 | opening a connection |
 //!
-//! The `KOSHA_POLICY_POSTGRES_*` settings are the shared
-//! [`kosha_resilience::config::PostgresConfig`], parsed and validated there.
+//! The `KOSHA_POLICY_POSTGRES_*` settings are [`crate::db::PostgresConfig`], parsed and
+//! validated there.
 
 use std::time::Duration;
 
-use kosha_resilience::config::PostgresConfig;
+use crate::db::PostgresConfig;
 use kosha_runtime::config::{parse_or, string_or, var};
 
 use crate::db::PoolSettings;
@@ -32,7 +32,7 @@ pub enum ConfigError {
     Env(#[from] kosha_runtime::config::ConfigError),
     /// A `KOSHA_POLICY_POSTGRES_*` variable is invalid.
     #[error(transparent)]
-    Postgres(#[from] kosha_resilience::config::ConfigError),
+    Postgres(#[from] kosha_resilience::error::ConfigError),
 }
 
 /// Validated configuration.

@@ -11,7 +11,7 @@ use time::OffsetDateTime;
 
 use crate::db::queries::Keyset;
 use crate::error::ApiError;
-use crate::ids;
+use kosha_contract::ids::TRANSACTION;
 
 /// Encodes the position after `last` in `account_id`'s list.
 pub fn encode(account_id: &str, last: &Keyset) -> String {
@@ -41,7 +41,9 @@ fn parse(account_id: &str, cursor: &str) -> Option<Keyset> {
     if version != "v1" || account != account_id {
         return None;
     }
-    ids::transaction_id("cursor", id).ok()?;
+    if !TRANSACTION.matches(id) {
+        return None;
+    }
     let micros: i128 = micros.parse().ok()?;
     let booked_at = OffsetDateTime::from_unix_timestamp_nanos(micros.checked_mul(1_000)?).ok()?;
     Some(Keyset {

@@ -15,18 +15,17 @@
 
 use std::time::Duration;
 
+use crate::db::PostgresConfig;
 use axum::extract::Request;
 use axum::http::HeaderValue;
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
-use kosha_resilience::config::PostgresConfig;
 pub use kosha_resilience::deadline::Deadline;
 use kosha_resilience::deadline::DeadlineError;
 
 use crate::error::ApiError;
 
-/// The header carrying the absolute deadline.
-pub const DEADLINE_HEADER: &str = "x-request-deadline";
+use kosha_contract::headers::REQUEST_DEADLINE as DEADLINE_HEADER;
 
 /// What a request may spend on one PostgreSQL statement: its deadline (if the caller sent one)
 /// and the PostgreSQL policy (statement timeout cap and margin, seed 004 §1).

@@ -11,7 +11,8 @@
 use axum::Json;
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use serde::Serialize;
+use kosha_contract::dependency::Dependency;
+use kosha_contract::error::{ErrorBody, ErrorCode};
 
 use crate::db::DbError;
 
@@ -37,8 +38,8 @@ pub enum ApiError {
     /// A dependency cannot be reached or failed (503).
     #[error("{dependency} is unavailable")]
     DependencyUnavailable {
-        /// The dependency's name as in SPEC §8: `postgres`, `openai`.
-        dependency: &'static str,
+        /// The failing dependency (SPEC §8): `postgres`, `openai`.
+        dependency: Dependency,
         /// Seconds after which a retry may succeed.
         retry_after_s: u64,
     },
@@ -60,65 +61,51 @@ impl ApiError {
     }
 
     /// The HTTP status and SPEC §3 error code of this error: the one mapping, exhaustive.
-    pub fn status_and_code(&self) -> (StatusCode, &'static str) {
+    pub fn status_and_code(&self) -> (StatusCode, ErrorCode) {
         match self {
-            Self::InvalidArgument(_) => (StatusCode::BAD_REQUEST, "invalid_argument"),
-            Self::NotFound(_) => (StatusCode::NOT_FOUND, "not_found"),
-            Self::MethodNotAllowed => (StatusCode::METHOD_NOT_ALLOWED, "invalid_argument"),
-            Self::Conflict(_) => (StatusCode::CONFLICT, "conflict"),
-            Self::DeadlineExceeded => (StatusCode::GATEWAY_TIMEOUT, "deadline_exceeded"),
-            Self::DependencyUnavailable { .. } => {
-                (StatusCode::SERVICE_UNAVAILABLE, "dependency_unavailable")
+            Self::InvalidArgument(_) => (StatusCode::BAD_REQUEST, ErrorCode::InvalidArgument),
+            Self::NotFound(_) => (StatusCode::NOT_FOUND, ErrorCode::NotFound),
+            Self::MethodNotAllowed => (StatusCode::METHOD_NOT_ALLOWED, ErrorCode::InvalidArgument),
+            Self::Conflict(_) => (StatusCode::CONFLICT, ErrorCode::Conflict),
+            Self::DeadlineExceeded => (StatusCode::GATEWAY_TIMEOUT, ErrorCode::DeadlineExceeded),
+            Self::DependencyUnavailable { .. } => (
+                StatusCode::SERVICE_UNAVAILABLE,
+                ErrorCode::DependencyUnavailable,
+            ),
+            Self::Overloaded { .. } => (StatusCode::SERVICE_UNAVAILABLE, ErrorCode::Overloaded),
+            Self::Internal => (StatusCode::INTERNAL_SERVER_ERROR, ErrorCode::Internal),
+        }
+    }
+
+    /// The wire body of SPEC §7.
+    pub fn body(&self) -> ErrorBody {
+        let (_, code) = self.status_and_code();
+        let mut body = ErrorBody::new(code, self.to_string());
+        match self {
+            Self::DependencyUnavailable {
+                dependency,
+                retry_after_s,
+            } => {
+                body.error.retry_after_s = Some(*retry_after_s);
+                body.error.dependency = Some(dependency.as_str().to_owned());
             }
-            Self::Overloaded { .. } => (StatusCode::SERVICE_UNAVAILABLE, "overloaded"),
-            Self::Internal => (StatusCode::INTERNAL_SERVER_ERROR, "internal"),
+            Self::Overloaded { retry_after_s } => body.error.retry_after_s = Some(*retry_after_s),
+            Self::InvalidArgument(_)
+            | Self::NotFound(_)
+            | Self::MethodNotAllowed
+            | Self::Conflict(_)
+            | Self::DeadlineExceeded
+            | Self::Internal => {}
         }
+        body
     }
-
-    fn retry_after_s(&self) -> Option<u64> {
-        match self {
-            Self::DependencyUnavailable { retry_after_s, .. }
-            | Self::Overloaded { retry_after_s } => Some(*retry_after_s),
-            _ => None,
-        }
-    }
-
-    fn dependency(&self) -> Option<&'static str> {
-        match self {
-            Self::DependencyUnavailable { dependency, .. } => Some(dependency),
-            _ => None,
-        }
-    }
-}
-
-/// The wire body: `{"error": {...}}`.
-#[derive(Debug, Serialize)]
-struct ErrorEnvelope<'a> {
-    error: ErrorBody<'a>,
-}
-
-#[derive(Debug, Serialize)]
-struct ErrorBody<'a> {
-    code: &'a str,
-    message: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    retry_after_s: Option<u64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    dependency: Option<&'a str>,
 }
 
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
-        let (status, code) = self.status_and_code();
-        let retry_after_s = self.retry_after_s();
-        let body = ErrorEnvelope {
-            error: ErrorBody {
-                code,
-                message: self.to_string(),
-                retry_after_s,
-                dependency: self.dependency(),
-            },
-        };
+        let (status, _) = self.status_and_code();
+        let body = self.body();
+        let retry_after_s = body.error.retry_after_s;
         let mut response = (status, Json(body)).into_response();
         if let Some(seconds) = retry_after_s {
             response
@@ -144,7 +131,7 @@ impl From<DbError> for ApiError {
             DbError::Unavailable(ref detail) => {
                 tracing::warn!(detail = %detail, "postgres unavailable");
                 Self::DependencyUnavailable {
-                    dependency: "postgres",
+                    dependency: Dependency::Postgres,
                     retry_after_s: 2,
                 }
             }
@@ -205,34 +192,28 @@ mod tests {
             ApiError::Conflict("x".into()),
             ApiError::DeadlineExceeded,
             ApiError::DependencyUnavailable {
-                dependency: "postgres",
+                dependency: Dependency::Postgres,
                 retry_after_s: 1,
             },
             ApiError::Overloaded { retry_after_s: 1 },
             ApiError::Internal,
         ];
-        let allowed = [
-            "invalid_argument",
-            "not_found",
-            "conflict",
-            "deadline_exceeded",
-            "dependency_unavailable",
-            "overloaded",
-            "internal",
-        ];
         for e in all {
             let (_, code) = e.status_and_code();
-            assert!(allowed.contains(&code), "{code}");
+            assert!(ErrorCode::ALL.contains(&code), "{code:?}");
         }
     }
 
     #[test]
     fn unavailable_carries_dependency_and_retry_after() {
-        let response = ApiError::DependencyUnavailable {
-            dependency: "postgres",
+        let error = ApiError::DependencyUnavailable {
+            dependency: Dependency::Postgres,
             retry_after_s: 2,
-        }
-        .into_response();
+        };
+        let body = serde_json::to_value(error.body()).unwrap();
+        assert_eq!(body["error"]["dependency"], "postgres");
+        assert_eq!(body["error"]["retry_after_s"], 2);
+        let response = error.into_response();
         assert_eq!(response.status(), StatusCode::SERVICE_UNAVAILABLE);
         assert_eq!(response.headers()[header::RETRY_AFTER], "2");
     }

@@ -1,9 +1,15 @@
-//! Gateway configuration, read and validated once at start-up (SPEC §3, §6).
+//! Gateway configuration: every setting the gateway reads, read and validated once at
+//! start-up into one [`GatewayConfig`] (SPEC §3, §5, §6, §8; seed 004 §1). A bad value is a
+//! [`ConfigError`] naming the variable (never its value), and `main` exits 2.
 
 use std::time::Duration;
 
 use kosha_auth::VerifierConfig;
+use kosha_resilience::config::PolicyConfig;
 use kosha_runtime::config::{self, ConfigError};
+use kosha_state::{RateLimitSettings, StateTable};
+
+use crate::backends::PerBackend;
 
 /// Largest accepted request body (SPEC §3): larger gets 413.
 pub const MAX_BODY_BYTES: usize = 1024 * 1024;
@@ -62,6 +68,13 @@ pub struct GatewayConfig {
     /// a host, no path, query or fragment); when unset, derived per request from `Host`
     /// (https, or http for loopback hosts).
     pub public_base_url: Option<String>,
+    /// The state table (`KOSHA_STATE_TABLE`, default `kosha-state`): token buckets and
+    /// overrides (SPEC §8).
+    pub state_table: String,
+    /// The token bucket (`KOSHA_RATE_CAPACITY`, `KOSHA_RATE_PER_SEC`; SPEC §6).
+    pub rate_limit: RateLimitSettings,
+    /// Each backend's policy: its seed 004 §1 row with `KOSHA_POLICY_<BACKEND>_*` overrides.
+    pub policies: PerBackend<PolicyConfig>,
 }
 
 impl GatewayConfig {
@@ -98,7 +111,18 @@ impl GatewayConfig {
             .transpose()?;
         let auth = VerifierConfig::from_lookup(config::var)
             .map_err(|e| ConfigError::new("authentication settings", e.to_string()))?;
+        let state_table = StateTable::name_from_env()
+            .map_err(|e| ConfigError::new("KOSHA_STATE_TABLE", e.to_string()))?;
+        let rate_limit = RateLimitSettings::from_env()
+            .map_err(|e| ConfigError::new("KOSHA_RATE_*", e.to_string()))?;
+        let policies = PerBackend::try_new(|b| {
+            PolicyConfig::from_lookup(b.profile(), b.env_prefix(), config::var)
+                .map_err(|e| ConfigError::new(b.env_prefix(), e.to_string()))
+        })?;
         Ok(Self {
+            state_table,
+            rate_limit,
+            policies,
             auth,
             public_base_url,
             core_api_url: parse_service_url(&config::string_or(

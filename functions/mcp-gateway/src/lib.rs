@@ -2,12 +2,17 @@
 //!
 //! Request path: HTTP edge ([`http`]) → rmcp ([`server`]) → a tool ([`tools`]) → a typed
 //! dependency client ([`backends`]) under the resilience policy for that dependency.
+//!
+//! Module imports point one way: `http` → `server` → `tools` → `state` → `backends` →
+//! `kosha_contract`, with [`config`], [`jsonrpc`] and [`echo`] as leaves; no module imports
+//! one that imports it back.
 #![forbid(unsafe_code)]
 
 pub mod backends;
 pub mod config;
 pub mod echo;
 pub mod http;
+pub mod jsonrpc;
 pub mod server;
 pub mod state;
 pub mod tools;

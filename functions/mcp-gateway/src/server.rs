@@ -2,33 +2,65 @@
 //! (SPEC §3). Argument validation and tool errors are ours (SEP-1303), so `get_tool` stays
 //! `None` and rmcp does no schema validation of its own.
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use kosha_resilience::deadline::{Deadline, LAMBDA_MARGIN};
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, Implementation, ListToolsResult,
-    PaginatedRequestParams, ServerCapabilities, ServerConfig,
+    CallToolRequestParams, CallToolResponse, CallToolResult, ErrorCode, Implementation,
+    ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 
-use kosha_auth::{Principal, visibility};
+use kosha_auth::{Principal, Role};
+use kosha_resilience::rate_limit::RateDecision;
 
+use crate::backends::Backend;
 use crate::echo::clip;
+use crate::jsonrpc as rpc;
 use crate::state::Gateway;
 use crate::tools::args::DuplicateArgument;
-use crate::tools::{self, Call, ToolError};
+use crate::tools::call::Call;
+use crate::tools::catalogue::Catalogue;
+use crate::tools::error::ToolError;
 
-/// One MCP server per request (stateless); all state lives in [`Gateway`].
+/// One MCP server per request (stateless; cheap to clone); all state lives in [`Gateway`]
+/// and the [`Catalogue`].
 #[derive(Debug, Clone)]
 pub struct McpServer {
     gateway: Arc<Gateway>,
+    catalogue: Arc<Catalogue>,
+    /// The backends the served tools call, for `get_service_health`.
+    backends: Arc<[Backend]>,
 }
 
 impl McpServer {
-    /// A server over `gateway`.
-    pub fn new(gateway: Arc<Gateway>) -> Self {
-        Self { gateway }
+    /// A server over `gateway` serving `catalogue`.
+    pub fn new(gateway: Arc<Gateway>, catalogue: Catalogue) -> Self {
+        let backends = catalogue.backends().into_iter().collect();
+        Self {
+            gateway,
+            catalogue: Arc::new(catalogue),
+            backends,
+        }
+    }
+}
+
+/// Set by the MCP server when it refused a `tools/call` for an empty bucket, so that the HTTP
+/// edge answers 429 with `Retry-After` (SPEC §6). One per request, put into the request
+/// extensions by the edge; clones share it.
+#[derive(Debug, Clone, Default)]
+pub struct RateLimitSlot(Arc<OnceLock<u64>>);
+
+impl RateLimitSlot {
+    /// Records the refusal and its `retry_after_s` (at most once per request).
+    pub fn set(&self, retry_after_s: u64) {
+        let _ = self.0.set(retry_after_s);
+    }
+
+    /// The refusal's `retry_after_s`, when the request was refused.
+    pub fn retry_after_s(&self) -> Option<u64> {
+        self.0.get().copied()
     }
 }
 
@@ -48,9 +80,17 @@ fn duplicate_argument(ctx: &RequestContext<RoleServer>) -> Option<&DuplicateArgu
         .get::<DuplicateArgument>()
 }
 
-/// Whether the caller may see and call `tool` (one rule for `tools/list` and `tools/call`).
-fn allowed(ctx: &RequestContext<RoleServer>, tool: &str) -> bool {
-    principal(ctx).is_some_and(|p| visibility::tool_allowed(&p.roles, tool))
+/// Where the edge learns that this request was rate limited (to answer HTTP 429).
+fn rate_limit_slot(ctx: &RequestContext<RoleServer>) -> Option<&RateLimitSlot> {
+    ctx.extensions
+        .get::<http::request::Parts>()?
+        .extensions
+        .get::<RateLimitSlot>()
+}
+
+/// The caller's roles (none when the edge put no principal: nothing is visible).
+fn roles(ctx: &RequestContext<RoleServer>) -> &[Role] {
+    principal(ctx).map_or(&[], |p| p.roles.as_slice())
 }
 
 /// The Lambda invocation deadline (epoch ms), when running under the Lambda runtime and the
@@ -100,11 +140,9 @@ impl ServerHandler for McpServer {
         context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
         let tools = self
-            .gateway
-            .tools
-            .iter()
-            .filter(|t| allowed(&context, &t.tool.name))
-            .map(|t| t.tool.clone())
+            .catalogue
+            .visible(roles(&context))
+            .map(|e| e.tool.clone())
             .collect();
         Ok(ListToolsResult::with_all_items(tools))
     }
@@ -114,37 +152,77 @@ impl ServerHandler for McpServer {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
+        // Every tools/call request takes a token (SPEC §6). It is taken here, after rmcp has
+        // checked the headers (Accept, Content-Type, MCP-Protocol-Version, Mcp-Method,
+        // Mcp-Name) and the edge the envelope, so a refused request spends none (SPEC §3).
+        // Beside it, an instance without a recent override read reads one first (SPEC §8).
+        let client_id = principal(&context).map(|p| p.client_id.as_str());
+        let gateway = &self.gateway;
+        let (decision, ()) = match client_id {
+            Some(id) => {
+                tokio::join!(
+                    gateway.rate_limiter.check(id),
+                    gateway.overrides.ensure_fresh()
+                )
+            }
+            None => (
+                RateDecision::Allowed,
+                gateway.overrides.ensure_fresh().await,
+            ),
+        };
+        if let RateDecision::Limited { retry_after_s } = decision {
+            if let Some(slot) = rate_limit_slot(&context) {
+                slot.set(retry_after_s);
+            }
+            return Err(rate_limited(retry_after_s));
+        }
         // A tool the caller may not use answers exactly as an unknown one.
-        let spec = self
-            .gateway
-            .tool(&request.name)
-            .filter(|_| allowed(&context, &request.name));
-        let Some(spec) = spec else {
+        let Some(entry) = self.catalogue.find(&request.name, roles(&context)) else {
             return Err(McpError::invalid_params(
                 format!("unknown tool: {}", clip(&request.name)),
                 None,
             ));
         };
-        let deadline = call_deadline(spec.budget, lambda_deadline_ms(&context));
+        let deadline = call_deadline(entry.spec.budget, lambda_deadline_ms(&context));
         let call = Call {
             gateway: &self.gateway,
-            principal: principal(&context).map(|p| p.client_id.as_str()),
+            backends: &self.backends,
+            principal: client_id,
             deadline,
         };
-        if call.remaining() < spec.min_budget {
+        let result = if call.remaining() < entry.spec.min_budget {
             metrics::counter!("shed", "reason" => "min_budget").increment(1);
             metrics::counter!("deadline_exceeded", "hop" => "gateway").increment(1);
-            return Ok(ToolError::DeadlineExceeded { dependency: None }
-                .into_result()
-                .into());
+            Err(ToolError::DeadlineExceeded { dependency: None })
+        } else if let Some(dup) = duplicate_argument(&context) {
+            Err(dup.refusal())
+        } else {
+            entry.run(&call, request.arguments).await
+        };
+        Ok(match result {
+            Ok(value) => CallToolResult::structured(value),
+            Err(e) => {
+                // The code only: messages may quote the caller's input.
+                tracing::warn!(
+                    tool = entry.spec.name,
+                    code = e.code().as_str(),
+                    "tool error"
+                );
+                e.into_result()
+            }
         }
-        if let Some(dup) = duplicate_argument(&context) {
-            return Ok(dup.refusal().into_result().into());
-        }
-        Ok(tools::dispatch(&call, &request.name, request.arguments)
-            .await
-            .into())
+        .into())
     }
+}
+
+/// The JSON-RPC error of a rate-limited `tools/call` (SPEC §6); the edge answers it with
+/// HTTP 429 and `Retry-After`.
+fn rate_limited(retry_after_s: u64) -> McpError {
+    McpError::new(
+        ErrorCode(rpc::RATE_LIMITED),
+        "rate limited; retry later",
+        Some(serde_json::json!({ "code": "rate_limited", "retry_after_s": retry_after_s })),
+    )
 }
 
 #[cfg(test)]

@@ -1,42 +1,64 @@
 //! The gateway's shared state, built once per process (outside the handler, so a warm Lambda
 //! instance reuses clients, pools and breaker state).
+//!
+//! [`Gateway::start`] builds it from a [`GatewayConfig`] with the real dependencies (the
+//! state table, the JWKS fetcher, SigV4 signing); [`Gateway::new`] takes them as arguments,
+//! so tests pass fakes.
 
-use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use kosha_auth::Verifier;
-use kosha_resilience::config::{Dependency, PolicyConfig};
 use kosha_resilience::overrides::OverrideSource;
 use kosha_resilience::policy::Policy;
 use kosha_resilience::rate_limit::RateLimiter;
 
 use crate::backends::core_api::CoreApi;
 use crate::backends::sigv4::SigV4Signer;
-use crate::config::GatewayConfig;
-use crate::tools::get_service_health::{DependencyHealth, OverrideInfo};
-use crate::tools::{self, ToolSpec};
+use crate::backends::{Backend, PerBackend};
+use crate::config::{CoreApiAuth, GatewayConfig};
 
-/// Everything a request needs: config, dependency clients and their policies, the tools.
+/// Why the gateway could not start; `main` maps each to its exit code
+/// ([`StartError::exit_code`]).
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    /// A setting is missing or invalid.
+    #[error(transparent)]
+    Config(#[from] kosha_runtime::config::ConfigError),
+    /// A client could not be built (TLS roots, the HTTP client).
+    #[error("cannot build the HTTP client: {0}")]
+    HttpClient(String),
+}
+
+impl StartError {
+    /// 2 for bad configuration (the operator must change a setting), 1 otherwise.
+    pub fn exit_code(&self) -> u8 {
+        match self {
+            Self::Config(_) => 2,
+            Self::HttpClient(_) => 1,
+        }
+    }
+}
+
+/// Everything a request needs: config, dependency clients and their policies.
 pub struct Gateway {
     /// Validated configuration.
     pub config: GatewayConfig,
     /// core-api client.
     pub core_api: CoreApi,
-    /// Every tool served, in `tools/list` order.
-    pub tools: Vec<ToolSpec>,
     /// Access-token verifier (JWKS cache shared by all requests).
     pub verifier: Verifier,
-    /// The resilience policy for core-api reads (seed 004 §1).
-    pub core_api_read: Policy,
     /// Per-client token bucket for `tools/call` (SPEC §6).
     pub rate_limiter: Arc<dyn RateLimiter>,
+    /// Forced-open overrides (SPEC §8), read by every breaker.
+    pub overrides: Arc<dyn OverrideSource>,
+    /// The resilience policy of each backend (seed 004 §1).
+    policies: PerBackend<Policy>,
 }
 
 impl std::fmt::Debug for Gateway {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Gateway")
             .field("config", &self.config)
-            .field("tools", &self.tools.len())
             .finish_non_exhaustive()
     }
 }
@@ -47,25 +69,84 @@ impl Gateway {
     /// `overrides`, `tools/call` takes tokens from `rate_limiter`.
     ///
     /// # Errors
-    /// The policy's [`kosha_resilience::config::ConfigError`] when a `KOSHA_POLICY_*` setting
-    /// is invalid.
+    /// [`StartError::Config`] when a policy in `config` does not validate.
     pub fn new(
         config: GatewayConfig,
         http: reqwest::Client,
         verifier: Verifier,
         overrides: Arc<dyn OverrideSource>,
         rate_limiter: Arc<dyn RateLimiter>,
-    ) -> Result<Self, kosha_resilience::config::ConfigError> {
+    ) -> Result<Self, StartError> {
         let core_api = CoreApi::new(&config.core_api_url, http);
-        let read = PolicyConfig::from_lookup(Dependency::CoreApiRead, kosha_runtime::config::var)?;
-        let core_api_read = Policy::try_new(Dependency::CoreApiRead.name(), read, overrides)?;
+        let policies = PerBackend::try_new(|backend| {
+            Policy::try_new(
+                backend.dependency().as_str(),
+                *config.policies.get(backend),
+                overrides.clone(),
+            )
+            .map_err(|e| {
+                kosha_runtime::config::ConfigError::new(backend.env_prefix(), e.to_string())
+            })
+        })?;
         Ok(Self {
             config,
             core_api,
-            tools: tools::registry(),
             verifier,
-            core_api_read,
             rate_limiter,
+            overrides,
+            policies,
+        })
+    }
+
+    /// The gateway with its real dependencies: one single-attempt DynamoDB client for the
+    /// token bucket and the override reads (both bound each call and fall back, so SDK
+    /// retries would only spend the budget), one HTTPS client for core-api and the JWKS
+    /// endpoint, SigV4 signing when `KOSHA_CORE_API_AUTH=iam`. Nothing is read from the
+    /// network here: the first protected call reads the overrides and the first `tools/call`
+    /// builds the DynamoDB client (seed 004 §4, SPEC §8; Lambda init stays short, issue 6).
+    ///
+    /// # Errors
+    /// [`StartError`].
+    pub async fn start(config: GatewayConfig) -> Result<Self, StartError> {
+        let sdk = kosha_runtime::aws::sdk_config().await;
+        let table = kosha_state::StateTable::from_sdk(&sdk, &config.state_table)
+            .map_err(|e| {
+                kosha_runtime::config::ConfigError::new("KOSHA_STATE_TABLE", e.to_string())
+            })?
+            .single_attempt();
+        let clock = Arc::new(kosha_state::SystemClock);
+        let rate_limiter = Arc::new(kosha_state::DynamoRateLimiter::new(
+            &table,
+            config.rate_limit,
+            clock.clone(),
+        ));
+        let overrides = Arc::new(kosha_state::DynamoOverrides::new(
+            table,
+            kosha_state::OverrideSettings::default(),
+            clock,
+        ));
+        let http =
+            kosha_runtime::tls::http_client().map_err(|e| StartError::HttpClient(e.to_string()))?;
+        let verifier = Verifier::new(config.auth.clone(), http.clone());
+        let signer = match config.core_api_auth {
+            CoreApiAuth::None => None,
+            CoreApiAuth::Iam => match (sdk.credentials_provider(), sdk.region()) {
+                (Some(provider), Some(region)) => {
+                    Some(Arc::new(SigV4Signer::new(provider, region.as_ref())))
+                }
+                _ => {
+                    return Err(kosha_runtime::config::ConfigError::new(
+                        "KOSHA_CORE_API_AUTH",
+                        "iam needs an AWS region and a credentials provider",
+                    )
+                    .into());
+                }
+            },
+        };
+        let gateway = Self::new(config, http, verifier, overrides, rate_limiter)?;
+        Ok(match signer {
+            Some(s) => gateway.with_core_api_signer(s),
+            None => gateway,
         })
     }
 
@@ -77,31 +158,8 @@ impl Gateway {
         self
     }
 
-    /// The tool named `name`, if served.
-    pub fn tool(&self, name: &str) -> Option<&ToolSpec> {
-        self.tools.iter().find(|t| t.tool.name == name)
-    }
-
-    /// This instance's view of each dependency, for `get_service_health`.
-    pub fn dependency_health(&self) -> BTreeMap<String, DependencyHealth> {
-        [&self.core_api_read]
-            .into_iter()
-            .map(|policy| {
-                let h = policy.health();
-                let health = DependencyHealth {
-                    breaker: h.state.as_str().to_owned(),
-                    in_flight: u32::try_from(h.in_flight).unwrap_or(u32::MAX),
-                    capacity: u32::try_from(h.capacity).unwrap_or(u32::MAX),
-                    forced_open: h.forced.map(|f| OverrideInfo {
-                        state: "forced_open".to_owned(),
-                        reason: f.reason,
-                        set_by: f.set_by,
-                        set_at: f.set_at,
-                        expires_at: f.expires_at,
-                    }),
-                };
-                (h.dependency, health)
-            })
-            .collect()
+    /// The policy of `backend`.
+    pub fn policy(&self, backend: Backend) -> &Policy {
+        self.policies.get(backend)
     }
 }

@@ -19,7 +19,8 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use aws_credential_types::Credentials;
 use aws_credential_types::provider::{ProvideCredentials, SharedCredentialsProvider, future};
 use hmac::{Hmac, Mac};
-use mcp_gateway::backends::core_api::{CallMeta, CoreApi, ListQuery};
+use kosha_contract::core_api::{ListTransactionsQuery, SearchRequest};
+use mcp_gateway::backends::core_api::{CallMeta, CoreApi};
 use mcp_gateway::backends::sigv4::SigV4Signer;
 use sha2::{Digest, Sha256};
 use wiremock::matchers::{header_exists, method};
@@ -86,10 +87,10 @@ async fn a_post_is_signed_exactly_as_botocore_signs_it() {
 
 #[tokio::test]
 async fn a_get_with_an_encoded_query_is_signed_exactly_as_botocore_signs_it() {
-    let query = ListQuery {
-        limit: 5,
-        cursor: Some("a+b="),
-        from: Some("2026-01-01T00:00:00Z"),
+    let query = ListTransactionsQuery {
+        limit: Some(5),
+        cursor: Some("a+b=".to_owned()),
+        from: Some("2026-01-01T00:00:00Z".to_owned()),
         to: None,
     };
     let mut req = reqwest::Client::new()
@@ -217,11 +218,15 @@ async fn the_core_api_client_sends_signed_requests_to_a_url_ending_in_a_slash() 
         kosha_runtime::tls::http_client().unwrap(),
     )
     .with_signer(Arc::new(signer()));
-    client.search(&meta(), "chargeback", 3).await.unwrap();
-    let query = ListQuery {
-        limit: 5,
-        cursor: Some("a+b="),
-        from: Some("2026-01-01T00:00:00Z"),
+    let search = SearchRequest {
+        query: "chargeback".to_owned(),
+        top_k: Some(3),
+    };
+    client.search(&meta(), &search).await.unwrap();
+    let query = ListTransactionsQuery {
+        limit: Some(5),
+        cursor: Some("a+b=".to_owned()),
+        from: Some("2026-01-01T00:00:00Z".to_owned()),
         to: None,
     };
     client

@@ -10,9 +10,8 @@
 use std::time::Duration;
 
 use clap::{Args, Subcommand};
-use kosha_state::{
-    BreakerItem, Clock, DEPENDENCIES, StateError, StateTable, SystemClock, is_dependency,
-};
+use kosha_contract::dependency::Dependency;
+use kosha_state::{BreakerItem, Clock, StateError, StateTable, SystemClock, is_dependency};
 use serde_json::json;
 
 use crate::duration::parse_ttl;
@@ -56,7 +55,7 @@ fn check_dependency(dependency: &str) -> Result<(), Failure> {
     } else {
         Err(Failure::Usage(format!(
             "unknown dependency {dependency:?}: expected one of {}",
-            DEPENDENCIES.join(", ")
+            Dependency::ALL.map(Dependency::as_str).join(", ")
         )))
     }
 }

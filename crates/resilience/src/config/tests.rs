@@ -11,64 +11,57 @@ fn none(_: &str) -> Option<String> {
     None
 }
 
+/// Seed 004 §1, OpenAI embeddings: 2 s cap, 2 attempts, bulkhead 8, window 10, open 30 s.
+const PROFILE: Profile = Profile {
+    attempt_cap: Duration::from_millis(2_000),
+    attempt_margin: Duration::from_millis(100),
+    max_attempts: 2,
+    bulkhead: 8,
+    breaker_window: 10,
+    open_for: Duration::from_millis(30_000),
+};
+const PREFIX: &str = "KOSHA_POLICY_OPENAI";
+
 #[test]
-fn defaults_match_seed_004_table() {
-    // (dependency, attempt cap, attempts, bulkhead, window, threshold, open)
-    let table = [
-        (Dependency::CoreApiRead, 2_000, 3, 32, 20, 50, 15_000),
-        (Dependency::CoreApiWrite, 4_000, 1, 16, 20, 50, 15_000),
-        (Dependency::ScreeningSim, 1_500, 2, 8, 10, 50, 30_000),
-        (Dependency::OpenAi, 2_000, 2, 8, 10, 50, 30_000),
-    ];
-    for (dep, cap, attempts, capacity, window, pct, open) in table {
-        let c = PolicyConfig::defaults(dep);
-        assert_eq!(c.attempt.cap, ms(cap), "{dep:?}");
-        assert_eq!(c.retry.max_attempts, attempts, "{dep:?}");
-        assert_eq!(c.bulkhead.capacity, capacity, "{dep:?}");
-        assert_eq!(c.breaker.window, window, "{dep:?}");
-        assert_eq!(c.breaker.failure_rate_pct, pct, "{dep:?}");
-        assert_eq!(c.breaker.open_duration, ms(open), "{dep:?}");
-        assert_eq!(c.breaker.half_open_probes, 3);
-        assert!(c.validate().is_ok(), "{dep:?}");
-        assert_eq!(PolicyConfig::from_lookup(dep, none), Ok(c));
-    }
-    let pg = PostgresConfig::defaults();
-    assert_eq!(
-        (pg.statement_timeout, pg.pool_wait, pg.pool_max),
-        (ms(3_000), ms(500), 2)
-    );
-    assert_eq!(PostgresConfig::from_lookup(none), Ok(pg));
+fn a_profile_is_completed_with_the_documented_choices() {
+    let c = PolicyConfig::from_profile(PROFILE);
+    assert_eq!(c.attempt.cap, ms(2_000));
+    assert_eq!(c.attempt.margin, ms(100));
+    assert_eq!(c.retry.max_attempts, 2);
+    assert_eq!(c.retry.min_attempt, ms(100));
+    assert_eq!(c.bulkhead.capacity, 8);
+    assert_eq!(c.bulkhead.wait, ms(10));
+    assert_eq!(c.breaker.window, 10);
+    assert_eq!(c.breaker.min_calls, 5);
+    assert_eq!(c.breaker.failure_rate_pct, 50);
+    assert_eq!(c.breaker.open_duration, ms(30_000));
+    assert_eq!(c.breaker.half_open_probes, 3);
+    assert_eq!(c.breaker.probe_lease, ms(2_000 * 2 + 1_000));
+    assert_eq!((c.budget.cap_tokens, c.budget.min_retries_per_sec), (10, 1));
+    assert!(c.validate().is_ok());
+    assert_eq!(PolicyConfig::from_lookup(PROFILE, PREFIX, none), Ok(c));
 }
 
 #[test]
-fn environment_overrides_apply_per_dependency() {
+fn environment_overrides_apply_under_their_prefix_only() {
     let vars: HashMap<&str, &str> = HashMap::from([
-        ("KOSHA_POLICY_CORE_API_READ_ATTEMPT_CAP_MS", "1500"),
-        ("KOSHA_POLICY_CORE_API_READ_MAX_ATTEMPTS", " 2 "),
-        ("KOSHA_POLICY_CORE_API_READ_BREAKER_OPEN_MS", "5000"),
-        ("KOSHA_POLICY_CORE_API_READ_BACKOFF_CAP_MS", "250"),
-        ("KOSHA_POLICY_CORE_API_READ_BULKHEAD_WAIT_MS", "0"),
-        ("KOSHA_POLICY_OPENAI_BULKHEAD_CAPACITY", "4"),
-        ("KOSHA_POLICY_POSTGRES_STATEMENT_TIMEOUT_MS", "1000"),
+        ("KOSHA_POLICY_OPENAI_ATTEMPT_CAP_MS", "1500"),
+        ("KOSHA_POLICY_OPENAI_MAX_ATTEMPTS", " 3 "),
+        ("KOSHA_POLICY_OPENAI_BREAKER_OPEN_MS", "5000"),
+        ("KOSHA_POLICY_OPENAI_BACKOFF_CAP_MS", "250"),
+        ("KOSHA_POLICY_OPENAI_BULKHEAD_WAIT_MS", "0"),
+        ("KOSHA_POLICY_OTHER_BULKHEAD_CAPACITY", "4"),
     ]);
     let lookup = |k: &str| vars.get(k).map(|v| (*v).to_owned());
-    let read = PolicyConfig::from_lookup(Dependency::CoreApiRead, lookup).unwrap();
-    assert_eq!(read.attempt.cap, ms(1_500));
-    assert_eq!(read.retry.max_attempts, 2);
-    assert_eq!(read.breaker.open_duration, ms(5_000));
-    assert_eq!(read.retry.backoff.cap(), ms(250));
-    assert_eq!(read.bulkhead.wait, Duration::ZERO);
+    let c = PolicyConfig::from_lookup(PROFILE, PREFIX, lookup).unwrap();
+    assert_eq!(c.attempt.cap, ms(1_500));
+    assert_eq!(c.retry.max_attempts, 3);
+    assert_eq!(c.breaker.open_duration, ms(5_000));
+    assert_eq!(c.retry.backoff.cap(), ms(250));
+    assert_eq!(c.bulkhead.wait, Duration::ZERO);
     assert_eq!(
-        read.bulkhead.capacity, 32,
-        "other dependency's override not applied"
-    );
-    let openai = PolicyConfig::from_lookup(Dependency::OpenAi, lookup).unwrap();
-    assert_eq!(openai.bulkhead.capacity, 4);
-    assert_eq!(
-        PostgresConfig::from_lookup(lookup)
-            .unwrap()
-            .statement_timeout,
-        ms(1_000)
+        c.bulkhead.capacity, 8,
+        "another prefix's override not applied"
     );
 }
 
@@ -78,7 +71,8 @@ fn bad_values_are_typed_errors() {
         |k: &'static str, v: &'static str| move |name: &str| (name == k).then(|| v.to_owned());
     assert_eq!(
         PolicyConfig::from_lookup(
-            Dependency::OpenAi,
+            PROFILE,
+            PREFIX,
             one("KOSHA_POLICY_OPENAI_MAX_ATTEMPTS", "three")
         ),
         Err(ConfigError::Parse {
@@ -86,56 +80,25 @@ fn bad_values_are_typed_errors() {
         })
     );
     assert!(matches!(
-        PolicyConfig::from_lookup(Dependency::OpenAi, one("KOSHA_POLICY_OPENAI_BREAKER_MIN_CALLS", "11")),
+        PolicyConfig::from_lookup(PROFILE, PREFIX, one("KOSHA_POLICY_OPENAI_BREAKER_MIN_CALLS", "11")),
         Err(ConfigError::Env { prefix: "KOSHA_POLICY_OPENAI", source }) if matches!(*source, ConfigError::Invalid { field: "breaker.min_calls", .. })
     ));
-    assert!(
-        PolicyConfig::from_lookup(
-            Dependency::OpenAi,
-            one("KOSHA_POLICY_OPENAI_BULKHEAD_WAIT_MS", "51")
-        )
-        .is_err()
-    );
-    assert!(
-        PolicyConfig::from_lookup(
-            Dependency::OpenAi,
-            one("KOSHA_POLICY_OPENAI_BACKOFF_BASE_MS", "5000")
-        )
-        .is_err()
-    );
-    assert!(
-        PolicyConfig::from_lookup(
-            Dependency::OpenAi,
-            one("KOSHA_POLICY_OPENAI_BREAKER_FAILURE_RATE_PCT", "300")
-        )
-        .is_err()
-    );
-    assert!(PostgresConfig::from_lookup(one("KOSHA_POLICY_POSTGRES_POOL_MAX", "0")).is_err());
+    for (var, value) in [
+        ("KOSHA_POLICY_OPENAI_BULKHEAD_WAIT_MS", "51"),
+        ("KOSHA_POLICY_OPENAI_BACKOFF_BASE_MS", "5000"),
+        ("KOSHA_POLICY_OPENAI_BREAKER_FAILURE_RATE_PCT", "300"),
+        ("KOSHA_POLICY_OPENAI_ATTEMPT_CAP_MS", "0"),
+    ] {
+        assert!(
+            PolicyConfig::from_lookup(PROFILE, PREFIX, one(var, value)).is_err(),
+            "{var}={value}"
+        );
+    }
     let err = PolicyConfig::from_lookup(
-        Dependency::OpenAi,
+        PROFILE,
+        PREFIX,
         one("KOSHA_POLICY_OPENAI_MAX_ATTEMPTS", "s3cr3t"),
     )
     .unwrap_err();
     assert!(!err.to_string().contains("s3cr3t"), "values are not echoed");
-}
-
-#[tokio::test(start_paused = true)]
-async fn postgres_statement_timeout_follows_the_deadline() {
-    let pg = PostgresConfig::defaults();
-    // Seed 004 §2: remaining 6.5 s → min(6.5 s − 100 ms, 3 s) = 3 s.
-    assert_eq!(
-        pg.statement_timeout_for(&Deadline::after(ms(6_500))),
-        Some(ms(3_000))
-    );
-    assert_eq!(
-        pg.statement_timeout_for(&Deadline::after(ms(1_000))),
-        Some(ms(900))
-    );
-    assert_eq!(pg.statement_timeout_for(&Deadline::after(ms(50))), None);
-}
-
-#[test]
-fn dependency_names_follow_spec_section_8() {
-    let names: Vec<_> = Dependency::ALL.iter().map(|d| d.name()).collect();
-    assert_eq!(names, ["core-api", "core-api", "screening-sim", "openai"]);
 }

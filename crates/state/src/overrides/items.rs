@@ -4,21 +4,19 @@
 use std::time::Duration;
 
 use aws_sdk_dynamodb::types::{KeysAndAttributes, ReturnValue};
+use kosha_contract::dependency::Dependency;
 use kosha_resilience::overrides::ForcedOpen;
 
 use super::OverrideSnapshot;
 use crate::attr::{self, Item, nv, sv};
 use crate::{StateError, StateTable};
 
-/// The dependencies that can be overridden (SPEC §8).
-pub const DEPENDENCIES: [&str; 4] = ["core-api", "screening-sim", "openai", "postgres"];
-
 /// The only `state` an override item may hold.
 const FORCED_OPEN: &str = "forced_open";
 
-/// Whether `name` is one of [`DEPENDENCIES`].
+/// Whether `name` is a dependency that can be overridden (SPEC §8).
 pub fn is_dependency(name: &str) -> bool {
-    DEPENDENCIES.contains(&name)
+    Dependency::parse(name).is_some()
 }
 
 fn key(dependency: &str) -> String {
@@ -111,7 +109,7 @@ fn parse(dependency: &str, item: &Item) -> Result<BreakerItem, &'static str> {
 }
 
 impl StateTable {
-    /// Reads every `breaker#<dependency>` item present, in [`DEPENDENCIES`] order, each parsed
+    /// Reads every `breaker#<dependency>` item present, in SPEC §8 order ([`Dependency::ALL`]), each parsed
     /// or with the reason it is malformed. Expired items are included (see
     /// [`BreakerItem::is_expired`]).
     ///
@@ -121,7 +119,7 @@ impl StateTable {
         &self,
     ) -> Result<Vec<(String, Result<BreakerItem, &'static str>)>, StateError> {
         let mut keys = KeysAndAttributes::builder().consistent_read(true);
-        for dep in DEPENDENCIES {
+        for dep in Dependency::ALL.map(Dependency::as_str) {
             keys = keys.keys(Item::from([("pk".to_owned(), sv(key(dep)))]));
         }
         let keys = keys
@@ -146,7 +144,7 @@ impl StateTable {
             .map(Vec::as_slice)
             .unwrap_or_default();
         let mut found = Vec::new();
-        for dep in DEPENDENCIES {
+        for dep in Dependency::ALL.map(Dependency::as_str) {
             let pk = key(dep);
             if let Some(item) = items.iter().find(|i| attr::s(i, "pk") == Some(pk.as_str())) {
                 found.push((dep.to_owned(), parse(dep, item)));

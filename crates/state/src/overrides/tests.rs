@@ -154,14 +154,95 @@ async fn read_errors_keep_the_last_value_sixty_seconds_then_ignore_it() {
 }
 
 #[tokio::test(start_paused = true)]
-async fn an_idle_instance_serves_its_last_good_read_while_refreshing() {
+async fn a_snapshot_left_ten_minutes_by_a_freeze_is_not_trusted() {
     let (fake, _, src) = source();
     fake.values.lock().insert("core-api".into(), forced(None));
     src.refresh_now().await.unwrap();
+    // Frozen for 10 minutes; meanwhile the operator cleared the override.
+    fake.values.lock().clear();
     tokio::time::advance(Duration::from_secs(600)).await;
-    assert!(src.current("core-api").is_some(), "no read has failed");
-    run_spawned().await;
-    assert_eq!(fake.reads.load(Ordering::SeqCst), 2);
+    assert_eq!(
+        src.current("core-api"),
+        None,
+        "a 600 s old value is never used"
+    );
+    // Set again while frozen: the thawed instance's first protected call reads it first.
+    fake.values.lock().insert("core-api".into(), forced(None));
+    tokio::time::advance(Duration::from_secs(600)).await;
+    src.ensure_fresh().await;
+    assert!(src.current("core-api").is_some());
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_new_instance_reads_the_override_before_its_first_protected_call() {
+    let (fake, _, src) = source();
+    fake.values.lock().insert("core-api".into(), forced(None));
+    // Ten calls arrive at once on a new instance: one read, shared by all.
+    let all = futures::future::join_all((0..10).map(|_| async {
+        src.ensure_fresh().await;
+        src.current("core-api")
+    }))
+    .await;
+    assert!(all.iter().all(Option::is_some), "{all:?}");
+    assert_eq!(fake.reads.load(Ordering::SeqCst), 1);
+    // A usable read is cached: no wait, no read.
+    let before = tokio::time::Instant::now();
+    src.ensure_fresh().await;
+    assert_eq!(tokio::time::Instant::now(), before);
+    assert_eq!(fake.reads.load(Ordering::SeqCst), 1);
+}
+
+#[tokio::test(start_paused = true)]
+async fn with_dynamodb_down_a_new_instance_waits_once_per_refresh_interval_not_per_call() {
+    let (fake, _, src) = source();
+    fake.fail.store(true, Ordering::SeqCst);
+    src.ensure_fresh().await;
+    assert_eq!(fake.reads.load(Ordering::SeqCst), 1);
+    for _ in 0..20 {
+        let before = tokio::time::Instant::now();
+        src.ensure_fresh().await;
+        assert_eq!(
+            tokio::time::Instant::now(),
+            before,
+            "no wait after a failed try"
+        );
+    }
+    assert_eq!(fake.reads.load(Ordering::SeqCst), 1);
+    assert_eq!(
+        src.current("core-api"),
+        None,
+        "no override known: calls go on"
+    );
+    tokio::time::advance(Duration::from_secs(5)).await;
+    fake.fail.store(false, Ordering::SeqCst);
+    fake.values.lock().insert("core-api".into(), forced(None));
+    src.ensure_fresh().await;
+    assert!(
+        src.current("core-api").is_some(),
+        "the next interval reads again"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_cleared_override_stops_refusing_within_one_interval_and_one_read() {
+    let (fake, _, src) = source();
+    fake.values.lock().insert("core-api".into(), forced(None));
+    src.ensure_fresh().await;
+    assert!(src.current("core-api").is_some());
+    fake.values.lock().clear();
+    // Calls every second; the override must be gone 5 s + one read (10 ms) after clearing.
+    let mut cleared_after = None;
+    for second in 1..=10u64 {
+        tokio::time::advance(Duration::from_secs(1)).await;
+        src.ensure_fresh().await;
+        if src.current("core-api").is_none() {
+            cleared_after = Some(second);
+            break;
+        }
+        settle().await;
+    }
+    let cleared_after = cleared_after.expect("cleared");
+    assert!(cleared_after <= 6, "cleared after {cleared_after} s");
 }
 
 #[tokio::test(start_paused = true)]

@@ -8,11 +8,13 @@ pub mod migrate;
 pub mod pool;
 pub mod queries;
 pub mod seed;
+pub mod settings;
 
 use deadpool_postgres::{PoolError, TimeoutType};
 use tokio_postgres::error::SqlState;
 
 pub use pool::{PgPool, PoolSettings, build_pool, checkout};
+pub use settings::PostgresConfig;
 
 /// A database failure, classified by what it means for the request.
 #[derive(Debug, thiserror::Error)]

@@ -16,10 +16,10 @@
 
 use std::time::Duration;
 
+use super::PostgresConfig;
 use deadpool_postgres::{
     Manager, ManagerConfig, Object, Pool, PoolError, RecyclingMethod, Runtime,
 };
-use kosha_resilience::config::PostgresConfig;
 use tokio_postgres::NoTls;
 
 use super::DbError;

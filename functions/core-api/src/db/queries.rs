@@ -6,15 +6,15 @@
 //! that stops answering mid-session cannot hold the request past its deadline.
 
 use deadpool_postgres::Object;
-use serde::Serialize;
+use kosha_contract::core_api::{ArticleHit, Transaction};
 use time::OffsetDateTime;
 use tokio_postgres::Row;
 
 use super::{DbError, PgPool, checkout};
 use crate::deadline::Budget;
 
-/// A transaction as the API returns it (SPEC §4 `get_transaction`).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+/// A transaction row; the routes answer it as [`kosha_contract::core_api::Transaction`].
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TransactionRecord {
     /// `txn_000001`…
     pub transaction_id: String,
@@ -30,9 +30,29 @@ pub struct TransactionRecord {
     pub category: String,
     /// `booked`, `pending` or `reversed`.
     pub status: String,
-    /// RFC 3339 UTC, e.g. `2026-03-04T10:15:00Z`.
-    #[serde(with = "time::serde::rfc3339")]
+    /// Booking time (UTC).
     pub booked_at: OffsetDateTime,
+}
+
+impl From<TransactionRecord> for Transaction {
+    /// The wire form: `booked_at` as RFC 3339 UTC (`2026-03-04T10:15:00Z`).
+    fn from(r: TransactionRecord) -> Self {
+        let booked_at = r
+            .booked_at
+            .to_offset(time::UtcOffset::UTC)
+            .format(&time::format_description::well_known::Rfc3339)
+            .unwrap_or_default();
+        Self {
+            transaction_id: r.transaction_id,
+            account_id: r.account_id,
+            amount_minor: r.amount_minor,
+            currency: r.currency,
+            merchant: r.merchant,
+            category: r.category,
+            status: r.status,
+            booked_at,
+        }
+    }
 }
 
 /// A position in an account's list: the last row of the previous page.
@@ -57,19 +77,6 @@ pub struct ListQuery {
     pub after: Option<Keyset>,
     /// Rows to fetch (the route asks for one more than the page to learn if more exist).
     pub limit: i64,
-}
-
-/// One knowledge-base search hit.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct SearchHit {
-    /// `kb_001`…
-    pub article_id: String,
-    /// Article title.
-    pub title: String,
-    /// Plain-text excerpt (≈ 15–35 words, one line) around the matched terms, no markup.
-    pub snippet: String,
-    /// `ts_rank_cd` normalised to [0, 1) (normalisation 32: rank / (rank + 1)).
-    pub score: f64,
 }
 
 const TRANSACTION_COLUMNS: &str =
@@ -233,7 +240,7 @@ pub async fn search_articles(
     budget: &Budget,
     query: &str,
     top_k: i64,
-) -> Result<Vec<SearchHit>, DbError> {
+) -> Result<Vec<ArticleHit>, DbError> {
     with_client(pool, budget, async |client| {
         let tx = begin(client, budget).await?;
         let strict = tx
@@ -254,7 +261,7 @@ pub async fn search_articles(
         tx.commit().await?;
         rows.iter()
             .map(|row| {
-                Ok(SearchHit {
+                Ok(ArticleHit {
                     article_id: row.try_get(0)?,
                     title: row.try_get(1)?,
                     snippet: row.try_get(2)?,

@@ -5,6 +5,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
+use crate::db::PostgresConfig;
 use axum::Router;
 use axum::body::Body;
 use axum::extract::{Extension, Request};
@@ -12,12 +13,12 @@ use axum::http::{HeaderValue, StatusCode};
 use axum::middleware;
 use axum::routing::get;
 use http_body_util::BodyExt;
-use kosha_resilience::config::PostgresConfig;
 use time::OffsetDateTime;
 use time::format_description::well_known::Rfc3339;
 use tower::ServiceExt;
 
-use super::{Budget, DEADLINE_HEADER, Deadline, enforce};
+use super::{Budget, Deadline, enforce};
+use kosha_contract::headers::REQUEST_DEADLINE as DEADLINE_HEADER;
 
 /// A router whose one handler counts its calls and answers the deadline's remaining
 /// milliseconds (`none` without one).

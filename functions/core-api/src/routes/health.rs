@@ -4,19 +4,12 @@
 
 use axum::Json;
 use axum::extract::State;
-use serde::Serialize;
+use kosha_contract::core_api::Health;
 
 use super::AppState;
 use crate::db::queries;
 use crate::deadline::Budget;
 use crate::error::ApiError;
-
-/// Body of a healthy answer.
-#[derive(Debug, Serialize)]
-pub struct Health {
-    /// Always `"ok"`.
-    pub status: &'static str,
-}
 
 /// Checks PostgreSQL through the pool.
 ///
@@ -28,5 +21,7 @@ pub async fn health(
     budget: Budget,
 ) -> Result<Json<Health>, ApiError> {
     queries::ping(&state.pool, &budget).await?;
-    Ok(Json(Health { status: "ok" }))
+    Ok(Json(Health {
+        status: "ok".to_owned(),
+    }))
 }

@@ -7,53 +7,34 @@
 
 use axum::Json;
 use axum::extract::State;
-use serde::Serialize;
+use kosha_contract::core_api::{
+    QUERY_MAX_CHARS, SearchRequest, SearchResponse, TOP_K_DEFAULT, TOP_K_MAX,
+};
 use serde_json::{Map, Value};
 
 use super::AppState;
 use super::extract::ApiJson;
-use crate::db::queries::{self, SearchHit};
+use crate::db::queries;
 use crate::deadline::Budget;
 use crate::error::ApiError;
 use crate::text;
 
-/// Longest query in characters.
-pub const MAX_QUERY_CHARS: usize = 512;
-/// Default number of results.
-pub const DEFAULT_TOP_K: i64 = 5;
-/// Largest number of results.
-pub const MAX_TOP_K: i64 = 20;
-
-/// A validated search request.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SearchRequest {
-    /// Free text, 1–512 characters.
-    pub query: String,
-    /// Results wanted, 1–20.
-    pub top_k: i64,
-}
-
-/// Body of a search answer.
-#[derive(Debug, Serialize)]
-pub struct SearchResponse {
-    /// Best first.
-    pub results: Vec<SearchHit>,
-    /// `true` when ranking fell back to a weaker method (always `false` until embeddings).
-    pub degraded: bool,
-}
-
-impl TryFrom<Value> for SearchRequest {
-    type Error = ApiError;
-
-    fn try_from(body: Value) -> Result<Self, ApiError> {
-        let Value::Object(mut fields) = body else {
-            return Err(ApiError::invalid("request body must be a JSON object"));
-        };
-        let query = query(fields.remove("query"))?;
-        let top_k = top_k(fields.remove("top_k"))?;
-        reject_unknown(&fields)?;
-        Ok(Self { query, top_k })
-    }
+/// The validated body: `query` 1–[`QUERY_MAX_CHARS`] characters and not blank, `top_k`
+/// 1–[`TOP_K_MAX`] (absent → [`TOP_K_DEFAULT`], always filled in), nothing else.
+///
+/// # Errors
+/// [`ApiError::InvalidArgument`] naming the field.
+pub fn parse_request(body: Value) -> Result<SearchRequest, ApiError> {
+    let Value::Object(mut fields) = body else {
+        return Err(ApiError::invalid("request body must be a JSON object"));
+    };
+    let query = query(fields.remove("query"))?;
+    let top_k = top_k(fields.remove("top_k"))?;
+    reject_unknown(&fields)?;
+    Ok(SearchRequest {
+        query,
+        top_k: Some(top_k),
+    })
 }
 
 fn query(value: Option<Value>) -> Result<String, ApiError> {
@@ -61,28 +42,29 @@ fn query(value: Option<Value>) -> Result<String, ApiError> {
         return Err(ApiError::invalid("query is required and must be a string"));
     };
     let chars = query.chars().count();
-    if chars == 0 || chars > MAX_QUERY_CHARS || query.trim().is_empty() {
+    if chars == 0 || chars > QUERY_MAX_CHARS || query.trim().is_empty() {
         return Err(ApiError::invalid(format!(
-            "query must be 1 to {MAX_QUERY_CHARS} characters and not blank"
+            "query must be 1 to {QUERY_MAX_CHARS} characters and not blank"
         )));
     }
     text::plain("query", &query)?;
     Ok(query)
 }
 
-fn top_k(value: Option<Value>) -> Result<i64, ApiError> {
+fn top_k(value: Option<Value>) -> Result<u32, ApiError> {
     match value {
-        None | Some(Value::Null) => Ok(DEFAULT_TOP_K),
+        None | Some(Value::Null) => Ok(TOP_K_DEFAULT),
         Some(Value::Number(n)) => n
-            .as_i64()
-            .filter(|k| (1..=MAX_TOP_K).contains(k))
+            .as_u64()
+            .and_then(|k| u32::try_from(k).ok())
+            .filter(|k| (1..=TOP_K_MAX).contains(k))
             .ok_or_else(top_k_error),
         Some(_) => Err(top_k_error()),
     }
 }
 
 fn top_k_error() -> ApiError {
-    ApiError::invalid(format!("top_k must be an integer from 1 to {MAX_TOP_K}"))
+    ApiError::invalid(format!("top_k must be an integer from 1 to {TOP_K_MAX}"))
 }
 
 fn reject_unknown(rest: &Map<String, Value>) -> Result<(), ApiError> {
@@ -106,12 +88,14 @@ pub async fn search(
     budget: Budget,
     ApiJson(body): ApiJson<Value>,
 ) -> Result<Json<SearchResponse>, ApiError> {
-    let request = SearchRequest::try_from(body)?;
+    let request = parse_request(body)?;
+    let top_k = request.top_k.unwrap_or(TOP_K_DEFAULT);
     let results =
-        queries::search_articles(&state.pool, &budget, &request.query, request.top_k).await?;
+        queries::search_articles(&state.pool, &budget, &request.query, i64::from(top_k)).await?;
     Ok(Json(SearchResponse {
         results,
         degraded: false,
+        degraded_reason: None,
     }))
 }
 
@@ -119,16 +103,16 @@ pub async fn search(
 mod tests {
     use serde_json::json;
 
-    use super::SearchRequest;
+    use super::{SearchRequest, parse_request};
 
     fn parse(body: serde_json::Value) -> Result<SearchRequest, String> {
-        SearchRequest::try_from(body).map_err(|e| e.to_string())
+        parse_request(body).map_err(|e| e.to_string())
     }
 
     #[test]
     fn defaults_top_k_to_five() {
         let r = parse(json!({"query": "chargeback"})).unwrap();
-        assert_eq!(r.top_k, 5);
+        assert_eq!(r.top_k, Some(5));
     }
 
     #[test]

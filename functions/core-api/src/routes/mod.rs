@@ -24,7 +24,7 @@ use axum::extract::DefaultBodyLimit;
 use axum::middleware;
 use axum::routing::{get, post};
 
-use kosha_resilience::config::PostgresConfig;
+use crate::db::PostgresConfig;
 
 use crate::db::PgPool;
 use crate::deadline;

@@ -6,8 +6,7 @@ use axum::extract::Request;
 use axum::middleware::Next;
 use axum::response::Response;
 
-/// Header naming the calling principal (the agent's `client_id`).
-pub const PRINCIPAL_HEADER: &str = "x-kosha-principal";
+use kosha_contract::headers::PRINCIPAL as PRINCIPAL_HEADER;
 
 /// Middleware (inside `request_span`): records the principal header.
 pub async fn record_principal(request: Request, next: Next) -> Response {

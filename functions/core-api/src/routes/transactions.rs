@@ -2,94 +2,65 @@
 //!
 //! Listing is newest first (`booked_at desc, transaction_id desc`) with keyset pagination:
 //! `limit` 1–100 (default 20), `cursor` from the previous page's `next_cursor`, and optional
-//! inclusive `from`/`to` bounds in RFC 3339. Empty query values count as absent.
+//! inclusive `from`/`to` bounds in RFC 3339. Empty `cursor`, `from` and `to` values count as absent.
 
 use axum::Json;
 use axum::extract::State;
-use serde::{Deserialize, Serialize};
+use kosha_contract::core_api::{
+    LIST_LIMIT_DEFAULT, LIST_LIMIT_MAX, ListTransactionsQuery, TransactionPage, TransactionResponse,
+};
+use kosha_contract::ids::{ACCOUNT, TRANSACTION};
 use time::OffsetDateTime;
 use time::format_description::well_known::Rfc3339;
 
 use super::AppState;
 use super::extract::{ApiPath, ApiQuery};
 use crate::cursor;
-use crate::db::queries::{self, Keyset, ListQuery, TransactionRecord};
+use crate::db::queries::{self, Keyset, ListQuery};
 use crate::deadline::Budget;
 use crate::error::ApiError;
 use crate::ids;
 
-/// Default page size.
-pub const DEFAULT_LIMIT: i64 = 20;
-/// Largest page size.
-pub const MAX_LIMIT: i64 = 100;
-
-/// Body of `GET /v1/transactions/{id}`.
-#[derive(Debug, Serialize)]
-pub struct TransactionResponse {
-    /// The transaction.
-    pub transaction: TransactionRecord,
-}
-
-/// Body of `GET /v1/accounts/{id}/transactions`.
-#[derive(Debug, Serialize)]
-pub struct TransactionPage {
-    /// This page, newest first.
-    pub transactions: Vec<TransactionRecord>,
-    /// Cursor of the next page; `null` on the last page.
-    pub next_cursor: Option<String>,
-}
-
-/// Raw query parameters; validated by [`ListParams::into_query`].
-#[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct ListParams {
-    /// Page size, 1–100.
-    pub limit: Option<String>,
-    /// Opaque cursor.
-    pub cursor: Option<String>,
-    /// Inclusive lower bound, RFC 3339.
-    pub from: Option<String>,
-    /// Inclusive upper bound, RFC 3339.
-    pub to: Option<String>,
-}
-
-impl ListParams {
-    /// Validates the parameters for `account_id`, asking for one row more than the page.
-    ///
-    /// # Errors
-    /// [`ApiError::InvalidArgument`] naming `limit`, `cursor`, `from` or `to`.
-    pub fn into_query(self, account_id: String) -> Result<(ListQuery, i64), ApiError> {
-        let limit = match present(self.limit) {
-            None => DEFAULT_LIMIT,
-            Some(raw) => raw
-                .parse::<i64>()
-                .ok()
-                .filter(|n| (1..=MAX_LIMIT).contains(n))
-                .ok_or_else(|| {
-                    ApiError::invalid(format!("limit must be an integer from 1 to {MAX_LIMIT}"))
-                })?,
-        };
-        let from = present(self.from)
-            .map(|s| timestamp("from", &s))
-            .transpose()?;
-        let to = present(self.to).map(|s| timestamp("to", &s)).transpose()?;
-        if let (Some(from), Some(to)) = (from, to)
-            && from > to
-        {
-            return Err(ApiError::invalid("from must not be later than to"));
+/// Validates the query for `account_id`, asking for one row more than the page.
+///
+/// # Errors
+/// [`ApiError::InvalidArgument`] naming `limit`, `cursor`, `from` or `to`.
+pub fn list_query(
+    params: ListTransactionsQuery,
+    account_id: String,
+) -> Result<(ListQuery, i64), ApiError> {
+    let limit = match params.limit {
+        None => LIST_LIMIT_DEFAULT,
+        Some(n) if (1..=LIST_LIMIT_MAX).contains(&n) => n,
+        Some(_) => {
+            return Err(ApiError::invalid(format!(
+                "limit must be an integer from 1 to {LIST_LIMIT_MAX}"
+            )));
         }
-        let after: Option<Keyset> = present(self.cursor)
-            .map(|c| cursor::decode(&account_id, &c))
-            .transpose()?;
-        let query = ListQuery {
-            account_id,
-            from,
-            to,
-            after,
-            limit: limit + 1,
-        };
-        Ok((query, limit))
+    };
+    let from = present(params.from)
+        .map(|s| timestamp("from", &s))
+        .transpose()?;
+    let to = present(params.to)
+        .map(|s| timestamp("to", &s))
+        .transpose()?;
+    if let (Some(from), Some(to)) = (from, to)
+        && from > to
+    {
+        return Err(ApiError::invalid("from must not be later than to"));
     }
+    let after: Option<Keyset> = present(params.cursor)
+        .map(|c| cursor::decode(&account_id, &c))
+        .transpose()?;
+    let limit = i64::from(limit);
+    let query = ListQuery {
+        account_id,
+        from,
+        to,
+        after,
+        limit: limit + 1,
+    };
+    Ok((query, limit))
 }
 
 fn present(value: Option<String>) -> Option<String> {
@@ -113,11 +84,13 @@ pub async fn get_transaction(
     budget: Budget,
     ApiPath(id): ApiPath<String>,
 ) -> Result<Json<TransactionResponse>, ApiError> {
-    ids::transaction_id("transaction_id", &id)?;
+    ids::check("transaction_id", &id, &TRANSACTION)?;
     let transaction = queries::get_transaction(&state.pool, &budget, &id)
         .await?
         .ok_or_else(|| ApiError::NotFound(format!("transaction {id} not found")))?;
-    Ok(Json(TransactionResponse { transaction }))
+    Ok(Json(TransactionResponse {
+        transaction: transaction.into(),
+    }))
 }
 
 /// One page of an account's transactions.
@@ -128,10 +101,10 @@ pub async fn list_transactions(
     State(state): State<AppState>,
     budget: Budget,
     ApiPath(account_id): ApiPath<String>,
-    ApiQuery(params): ApiQuery<ListParams>,
+    ApiQuery(params): ApiQuery<ListTransactionsQuery>,
 ) -> Result<Json<TransactionPage>, ApiError> {
-    ids::account_id("account_id", &account_id)?;
-    let (query, limit) = params.into_query(account_id)?;
+    ids::check("account_id", &account_id, &ACCOUNT)?;
+    let (query, limit) = list_query(params, account_id)?;
     let mut rows = queries::list_transactions(&state.pool, &budget, &query)
         .await?
         .ok_or_else(|| ApiError::NotFound(format!("account {} not found", query.account_id)))?;
@@ -149,7 +122,7 @@ pub async fn list_transactions(
         None
     };
     Ok(Json(TransactionPage {
-        transactions: rows,
+        transactions: rows.into_iter().map(Into::into).collect(),
         next_cursor,
     }))
 }

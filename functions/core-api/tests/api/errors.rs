@@ -1,14 +1,15 @@
 //! Error shapes that are not specific to one route: unknown routes, wrong methods, a database
 //! that is down or saturated, and statement timeouts.
 
+use kosha_contract::error::ErrorCode;
 use std::time::Duration;
 
 use axum::body::Body;
 use axum::http::{Request, StatusCode, header};
+use core_api::db::PostgresConfig;
 use core_api::db::{self, DbError, PoolSettings, queries};
 use core_api::error::ApiError;
 use core_api::routes::{AppState, router};
-use kosha_resilience::config::PostgresConfig;
 
 use crate::common::{TestDb, get, post_json, send};
 
@@ -229,7 +230,7 @@ async fn data_exceptions_are_invalid_argument_not_internal() {
         let (status, code) = api.status_and_code();
         assert_eq!(
             (status, code),
-            (StatusCode::BAD_REQUEST, "invalid_argument"),
+            (StatusCode::BAD_REQUEST, ErrorCode::InvalidArgument),
             "{state}: {api:?}"
         );
         let message = api.to_string();
@@ -253,7 +254,7 @@ async fn nul_reaching_postgres_is_invalid_argument() {
         .unwrap_err();
     assert_eq!(
         ApiError::from(err).status_and_code(),
-        (StatusCode::BAD_REQUEST, "invalid_argument")
+        (StatusCode::BAD_REQUEST, ErrorCode::InvalidArgument)
     );
 }
 

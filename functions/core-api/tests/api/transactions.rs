@@ -71,7 +71,7 @@ async fn gets_a_seeded_transaction_in_the_wire_shape() {
 async fn refuses_malformed_transaction_ids_and_reports_unknown_ones() {
     let db = TestDb::seeded().await;
     let app = db.app();
-    for bad in ["txn_1", "abc", "txn_00000a", "TXN_000001", "txn_0000001"] {
+    for bad in ["txn_1", "abc", "txn_00000a", "TXN_000001", "txn_00001"] {
         get(&app, &format!("/v1/transactions/{bad}"))
             .await
             .assert_invalid("transaction_id");
@@ -81,10 +81,12 @@ async fn refuses_malformed_transaction_ids_and_reports_unknown_ones() {
             .await
             .assert_invalid("transaction_id");
     }
-    let reply = get(&app, "/v1/transactions/txn_999999").await;
-    assert_eq!(reply.status, StatusCode::NOT_FOUND);
-    assert_eq!(reply.code(), "not_found");
-    assert!(reply.message().contains("txn_999999"));
+    for unknown in ["txn_999999", "txn_999999999"] {
+        let reply = get(&app, &format!("/v1/transactions/{unknown}")).await;
+        assert_eq!(reply.status, StatusCode::NOT_FOUND, "{unknown}");
+        assert_eq!(reply.code(), "not_found");
+        assert!(reply.message().contains(unknown));
+    }
     assert_eq!(db.account_count().await, 50);
 }
 
@@ -230,11 +232,14 @@ async fn refuses_bad_list_parameters_naming_the_field() {
     let unknown = get(&app, &format!("{base}?page=2")).await;
     assert_eq!(unknown.status, StatusCode::BAD_REQUEST);
     assert_eq!(unknown.code(), "invalid_argument");
-    for bad in ["acc_1", "acc_00001", "account_1", "ACC_0001"] {
+    for bad in ["acc_1", "acc_001", "account_1", "ACC_0001"] {
         get(&app, &format!("/v1/accounts/{bad}/transactions"))
             .await
             .assert_invalid("account_id");
     }
+    // SPEC §3: a well-formed id with more digits than the seed uses is unknown, not malformed.
+    let longer = get(&app, "/v1/accounts/acc_00001/transactions").await;
+    assert_eq!(longer.status, StatusCode::NOT_FOUND);
     let missing = get(&app, "/v1/accounts/acc_9999/transactions").await;
     assert_eq!(missing.status, StatusCode::NOT_FOUND);
     assert_eq!(missing.code(), "not_found");

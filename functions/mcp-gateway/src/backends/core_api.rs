@@ -13,31 +13,37 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use kosha_contract::core_api::{
+    ListTransactionsQuery, SearchRequest, SearchResponse, Transaction, TransactionPage,
+    TransactionResponse,
+};
+use kosha_contract::dependency::Dependency;
+use kosha_contract::error::{ErrorBody, ErrorCode};
+use kosha_contract::headers;
 use kosha_resilience::classify::{Classify, ErrorClass};
 use reqwest::{Client, Method, StatusCode};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
-use serde_json::Value;
 
 use crate::backends::sigv4::{SigV4Signer, SignError};
-use crate::tools::types::{ArticleHit, Transaction};
 
 /// Why a core-api call failed.
 #[derive(Debug, thiserror::Error)]
 pub enum CoreApiError {
-    /// core-api answered with an error status and (usually) its error body.
-    #[error("core-api answered {status}: {code}")]
+    /// core-api answered with an error status and (usually) its error body (SPEC §7).
+    #[error("core-api answered {status}: {}", code.as_str())]
     Status {
         /// The HTTP status.
         status: StatusCode,
-        /// core-api's error code (`not_found`, `invalid_argument`, ...), or `http_<status>`.
-        code: String,
+        /// core-api's error code; [`ErrorCode::Unknown`] when the body had none we know.
+        code: ErrorCode,
         /// core-api's message, safe to show the agent for 4xx.
         message: String,
         /// `Retry-After` or `retry_after_s`, when given.
         retry_after: Option<Duration>,
-        /// core-api's own failing dependency (`postgres`, `openai`), when it named one.
-        dependency: Option<String>,
+        /// core-api's own failing dependency (`postgres`, `openai`), when it named one we
+        /// know.
+        dependency: Option<Dependency>,
     },
     /// No connection could be made, or it broke before a response.
     #[error("core-api unreachable")]
@@ -62,49 +68,6 @@ pub struct CallMeta {
     pub deadline_header: Option<String>,
     /// Hard cap on this attempt, in addition to the deadline header.
     pub timeout: Duration,
-}
-
-/// `GET /v1/accounts/{id}/transactions` query.
-#[derive(Debug, Clone, Default, Serialize)]
-pub struct ListQuery<'a> {
-    /// 1–100.
-    pub limit: u32,
-    /// Opaque cursor from a previous page.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub cursor: Option<&'a str>,
-    /// RFC 3339 lower bound (inclusive).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub from: Option<&'a str>,
-    /// RFC 3339 upper bound (inclusive).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub to: Option<&'a str>,
-}
-
-/// A page of transactions.
-#[derive(Debug, Clone, serde::Deserialize)]
-pub struct TransactionPage {
-    /// Newest first.
-    pub transactions: Vec<Transaction>,
-    /// Cursor for the next page, `None` on the last.
-    pub next_cursor: Option<String>,
-}
-
-/// Knowledge-base search answer.
-#[derive(Debug, Clone, serde::Deserialize)]
-pub struct SearchAnswer {
-    /// Best first.
-    pub results: Vec<ArticleHit>,
-    /// True when ranking fell back to full text only.
-    #[serde(default)]
-    pub degraded: bool,
-    /// Why it degraded (`embeddings_unavailable`).
-    #[serde(default)]
-    pub degraded_reason: Option<String>,
-}
-
-#[derive(serde::Deserialize)]
-struct TransactionEnvelope {
-    transaction: Transaction,
 }
 
 /// The core-api client. Cheap to clone (reqwest's pool is shared).
@@ -150,10 +113,10 @@ impl CoreApi {
         id: &str,
     ) -> Result<Transaction, CoreApiError> {
         let path = format!("/v1/transactions/{id}");
-        let env: TransactionEnvelope = self
+        let answer: TransactionResponse = self
             .send(meta, Method::GET, &path, None::<&()>, None::<&()>)
             .await?;
-        Ok(env.transaction)
+        Ok(answer.transaction)
     }
 
     /// `GET /v1/accounts/{id}/transactions`.
@@ -164,7 +127,7 @@ impl CoreApi {
         &self,
         meta: &CallMeta,
         account_id: &str,
-        query: &ListQuery<'_>,
+        query: &ListTransactionsQuery,
     ) -> Result<TransactionPage, CoreApiError> {
         let path = format!("/v1/accounts/{account_id}/transactions");
         self.send(meta, Method::GET, &path, Some(query), None::<&()>)
@@ -178,16 +141,14 @@ impl CoreApi {
     pub async fn search(
         &self,
         meta: &CallMeta,
-        query: &str,
-        top_k: u32,
-    ) -> Result<SearchAnswer, CoreApiError> {
-        let body = serde_json::json!({ "query": query, "top_k": top_k });
+        request: &SearchRequest,
+    ) -> Result<SearchResponse, CoreApiError> {
         self.send(
             meta,
             Method::POST,
             "/v1/knowledge/search",
             None::<&()>,
-            Some(&body),
+            Some(request),
         )
         .await
     }
@@ -211,10 +172,10 @@ impl CoreApi {
             req = req.json(b);
         }
         if let Some(p) = &meta.principal {
-            req = req.header("x-kosha-principal", p);
+            req = req.header(headers::PRINCIPAL, p);
         }
         if let Some(d) = &meta.deadline_header {
-            req = req.header("x-request-deadline", d);
+            req = req.header(headers::REQUEST_DEADLINE, d);
         }
         let mut request = req.build().map_err(transport_error)?;
         if let Some(signer) = &self.signer {
@@ -237,15 +198,22 @@ impl CoreApi {
             .and_then(|v| v.to_str().ok())
             .and_then(|v| v.trim().parse::<u64>().ok())
             .map(Duration::from_secs);
-        let body: Value = resp.json().await.unwrap_or(Value::Null);
-        let err = &body["error"];
-        let code = err["code"]
-            .as_str()
-            .map_or_else(|| format!("http_{}", status.as_u16()), str::to_owned);
-        let message = err["message"].as_str().unwrap_or_default().to_owned();
-        let retry_after =
-            header_retry.or_else(|| err["retry_after_s"].as_u64().map(Duration::from_secs));
-        let dependency = err["dependency"].as_str().map(str::to_owned);
+        // A body that is not SPEC §7's (a proxy's page, an empty 502) still has a status.
+        let detail = resp.json::<ErrorBody>().await.ok().map(|b| b.error);
+        let code = detail.as_ref().map_or(ErrorCode::Unknown, |d| d.code);
+        let message = detail
+            .as_ref()
+            .map(|d| d.message.clone())
+            .unwrap_or_default();
+        let retry_after = header_retry.or_else(|| {
+            detail
+                .as_ref()
+                .and_then(|d| d.retry_after_s)
+                .map(Duration::from_secs)
+        });
+        let dependency = detail
+            .and_then(|d| d.dependency)
+            .and_then(|name| Dependency::parse(&name));
         Err(CoreApiError::Status {
             status,
             code,

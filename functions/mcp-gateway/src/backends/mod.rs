@@ -1,5 +1,114 @@
-//! Typed clients for the gateway's dependencies. Each knows one dependency's wire format and
-//! nothing about tools or MCP.
+//! Typed clients for the gateway's dependencies and the resilience policy of each. A client
+//! knows one dependency's wire format ([`kosha_contract`]) and nothing about tools or MCP.
+//!
+//! [`Backend`] names each dependency call the gateway makes under a policy of its own, with
+//! its row of seed 004 §1's table:
+//!
+//! | backend | health name | override | attempt cap | attempts | bulkhead | window | open |
+//! |---|---|---|---|---|---|---|---|
+//! | core-api reads | `core-api` | `core-api` | 2.0 s | 3 | 32 | 20 | 15 s |
+//!
+//! Each setting can be overridden with `<env prefix>_<SETTING>` (see
+//! [`kosha_resilience::config`]), e.g. `KOSHA_POLICY_CORE_API_READ_BREAKER_OPEN_MS=3000`.
 
 pub mod core_api;
 pub mod sigv4;
+
+use std::time::Duration;
+
+use kosha_contract::dependency::Dependency;
+use kosha_resilience::config::Profile;
+
+/// A dependency call under a policy of its own.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Backend {
+    /// core-api's read endpoints.
+    CoreApiRead,
+}
+
+impl Backend {
+    /// Every backend, in `get_service_health` order.
+    pub const ALL: [Self; 1] = [Self::CoreApiRead];
+
+    /// The name `get_service_health` shows (SPEC §4).
+    pub const fn health_name(self) -> &'static str {
+        match self {
+            Self::CoreApiRead => "core-api",
+        }
+    }
+
+    /// The dependency whose `breaker#<dependency>` override forces this backend open
+    /// (SPEC §8: `core-api` forces reads and writes alike).
+    pub const fn dependency(self) -> Dependency {
+        match self {
+            Self::CoreApiRead => Dependency::CoreApi,
+        }
+    }
+
+    /// Prefix of this backend's `KOSHA_POLICY_*` overrides.
+    pub const fn env_prefix(self) -> &'static str {
+        match self {
+            Self::CoreApiRead => "KOSHA_POLICY_CORE_API_READ",
+        }
+    }
+
+    /// Seed 004 §1's row for this backend. The margin toward core-api is the 150 ms hop
+    /// margin of SPEC §7.
+    pub const fn profile(self) -> Profile {
+        match self {
+            Self::CoreApiRead => Profile {
+                attempt_cap: Duration::from_millis(2_000),
+                attempt_margin: Duration::from_millis(150),
+                max_attempts: 3,
+                bulkhead: 32,
+                breaker_window: 20,
+                open_for: Duration::from_secs(15),
+            },
+        }
+    }
+}
+
+/// One `T` for each [`Backend`]; [`PerBackend::get`] is an exhaustive match, so a backend
+/// added to the enum cannot be left without its value.
+#[derive(Debug, Clone)]
+pub struct PerBackend<T> {
+    /// For [`Backend::CoreApiRead`].
+    pub core_api_read: T,
+}
+
+impl<T> PerBackend<T> {
+    /// `f(backend)` for every backend, or the first error.
+    ///
+    /// # Errors
+    /// The first error `f` returns.
+    pub fn try_new<E>(mut f: impl FnMut(Backend) -> Result<T, E>) -> Result<Self, E> {
+        Ok(Self {
+            core_api_read: f(Backend::CoreApiRead)?,
+        })
+    }
+
+    /// The value for `backend`.
+    pub fn get(&self, backend: Backend) -> &T {
+        match backend {
+            Backend::CoreApiRead => &self.core_api_read,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use kosha_resilience::config::PolicyConfig;
+
+    use super::*;
+
+    #[test]
+    fn profiles_follow_seed_004_section_1() {
+        let read = PolicyConfig::from_profile(Backend::CoreApiRead.profile());
+        assert_eq!(read.attempt.cap, Duration::from_secs(2));
+        assert_eq!(read.retry.max_attempts, 3);
+        assert_eq!(read.bulkhead.capacity, 32);
+        assert_eq!(read.breaker.window, 20);
+        assert_eq!(read.breaker.open_duration, Duration::from_secs(15));
+        assert!(read.validate().is_ok());
+    }
+}

@@ -13,9 +13,9 @@
 //!   `params` are −32600 (id `null` when `id` is the duplicate); a duplicate at the top level
 //!   of `params.arguments` passes, reported in [`Envelope::duplicate_argument`] for the tool
 //!   call to refuse as `invalid_argument` (SPEC §3).
-//! - **What it returns:** the message's `id` and `method` ([`Envelope`]), or a [`Rejection`]
-//!   that the edge answers with HTTP 400 (404 for −32601) and a JSON-RPC error whose `id` is
-//!   the request's id when that is a string or an integer, else `null` (JSON-RPC 2.0 §4, §5).
+//! - **What it returns:** the message's `id` and `method` ([`Envelope`]), or an [`EdgeError`]
+//!   (`Parse`, `InvalidRequest`, `InvalidParams`, `MethodNotFound`) whose `id` is the
+//!   request's id when that is a string or an integer, else `null` (JSON-RPC 2.0 §4, §5).
 //! - **Why here:** rmcp answers envelopes it cannot deserialize with 415 and a plain-text
 //!   body, and by then the rate limiter has spent a token on them.
 //! - **Valid JSON that serde_json cannot hold** (nesting past its recursion limit, a number
@@ -25,7 +25,6 @@
 //!   JSON. That scan does not decode strings, so invalid UTF-8 and lone surrogates (`"\ud800"`)
 //!   are told apart first: they are −32700.
 
-use axum::http::StatusCode;
 use rmcp::model::{
     CallToolRequestMethod, CancelTaskMethod, CancelledNotificationMethod, ClientJsonRpcMessage,
     ClientNotification, ClientRequest, CompleteRequestMethod, ConstString, DiscoverRequestMethod,
@@ -42,7 +41,7 @@ use serde_json::error::Category;
 use serde_json::{Map, Value};
 
 use super::duplicates::{self, Place};
-use super::reply::rpc;
+use super::error::EdgeError;
 use crate::echo::clip;
 
 /// What the edge needs of a message that passed the check.
@@ -56,84 +55,46 @@ pub struct Envelope {
     pub duplicate_argument: Option<String>,
 }
 
-impl Envelope {
-    /// Whether this is a `tools/call` request (a notification runs nothing, so it costs no
-    /// token).
-    pub fn is_tools_call_request(&self) -> bool {
-        self.id.is_some() && self.method.as_deref() == Some("tools/call")
-    }
-}
-
-/// Why a body was refused, with the JSON-RPC error to answer.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Rejection {
-    /// 400, or 404 for an unknown method (as rmcp answers those).
-    pub status: StatusCode,
-    /// The `id` to answer with: the request's when a string or an integer, else `null`.
-    pub id: Value,
-    /// [`rpc::PARSE_ERROR`], [`rpc::INVALID_REQUEST`], [`rpc::INVALID_PARAMS`] or
-    /// [`rpc::METHOD_NOT_FOUND`].
-    pub code: i64,
-    /// For the caller; quotes no more than a clipped method name.
-    pub message: String,
-}
-
-impl Rejection {
-    fn new(id: Value, code: i64, message: impl Into<String>) -> Self {
-        Self {
-            status: StatusCode::BAD_REQUEST,
-            id,
-            code,
-            message: message.into(),
-        }
-    }
-}
-
-/// Checks `body` as one JSON-RPC 2.0 message from a client.
+/// Checks `body` as one JSON-RPC 2.0 message from a client sent at protocol `revision` (its
+/// `MCP-Protocol-Version` header; when absent, `params._meta`'s
+/// `io.modelcontextprotocol/protocolVersion`).
+///
+/// A request for a method this server does not serve is −32601 whatever its params (unknown
+/// comes before malformed): every method but `tools/call`, `tools/list` and
+/// `server/discover`, and before 2026-07-28 `initialize` and `ping` (removed in 2026-07-28,
+/// SEP-2575). It is answered as rmcp answers −32601: HTTP 404 from 2026-07-28 on, a 200
+/// before (where a 404 means "session not found" to a client).
 ///
 /// # Errors
-/// A [`Rejection`] as described in the module docs.
-pub fn check(body: &[u8]) -> Result<Envelope, Rejection> {
+/// An [`EdgeError`] as described in the module docs.
+pub fn check(body: &[u8], revision: Option<&str>) -> Result<Envelope, EdgeError> {
     let value = match serde_json::from_slice::<Value>(body) {
         Ok(v) => v,
         Err(_) if std::str::from_utf8(body).is_err() => {
-            return Err(Rejection::new(
-                Value::Null,
-                rpc::PARSE_ERROR,
-                "parse error: body is not valid UTF-8",
-            ));
+            return Err(EdgeError::Parse {
+                message: "parse error: body is not valid UTF-8".to_owned(),
+            });
         }
         Err(e) if e.classify() == Category::Data || (beyond_serde(&e) && is_json(body)) => {
-            return Err(Rejection::new(
+            return Err(invalid(
                 Value::Null,
-                rpc::INVALID_REQUEST,
                 "the JSON nests too deeply or holds a number out of range",
             ));
         }
         Err(e) => {
-            return Err(Rejection::new(
-                Value::Null,
-                rpc::PARSE_ERROR,
-                parse_message(&e),
-            ));
+            return Err(EdgeError::Parse {
+                message: parse_message(&e),
+            });
         }
     };
     // The parsed value is kept whole and borrowed: rmcp's typed parse below reads it in place.
     let message = match &value {
         Value::Object(m) => m,
         Value::Array(_) => {
-            return Err(Rejection::new(
-                Value::Null,
-                rpc::INVALID_REQUEST,
-                "JSON-RPC batches are not supported",
-            ));
+            return Err(invalid(Value::Null, "JSON-RPC batches are not supported"));
         }
         _ => {
-            return Err(Rejection::new(
-                Value::Null,
-                rpc::INVALID_REQUEST,
-                "a JSON-RPC message must be an object",
-            ));
+            return Err(invalid(Value::Null, "a JSON-RPC message must be an object"));
         }
     };
     let mut envelope = check_envelope(message)?;
@@ -147,11 +108,11 @@ pub fn check(body: &[u8]) -> Result<Envelope, Rejection> {
         match dup.place {
             Place::Envelope => {
                 let why = format!("duplicate key in the message: {quoted}");
-                return Err(Rejection::new(id, rpc::INVALID_REQUEST, why));
+                return Err(invalid(id, why));
             }
             Place::Params => {
                 let why = format!("duplicate key in params: {quoted}");
-                return Err(Rejection::new(id, rpc::INVALID_REQUEST, why));
+                return Err(invalid(id, why));
             }
             Place::Arguments => envelope.duplicate_argument = Some(dup.key),
         }
@@ -160,18 +121,27 @@ pub fn check(body: &[u8]) -> Result<Envelope, Rejection> {
     let Some(method) = &envelope.method else {
         return match parsed {
             Ok(_) => Ok(envelope),
-            Err(_) => Err(Rejection::new(
-                Value::Null,
-                rpc::INVALID_REQUEST,
-                "not a valid JSON-RPC response",
-            )),
+            Err(_) => Err(invalid(Value::Null, "not a valid JSON-RPC response")),
         };
     };
     let id = envelope.id.clone().unwrap_or(Value::Null);
     if method == "tools/call"
         && let Err(why) = check_tools_call_params(message.get("params"))
     {
-        return Err(Rejection::new(id, rpc::INVALID_PARAMS, why));
+        return Err(EdgeError::InvalidParams {
+            id,
+            message: why.to_owned(),
+        });
+    }
+    let revision = revision.or_else(|| meta_revision(message));
+    let stateless = revision.is_some_and(|r| r >= STATELESS_REVISION);
+    if envelope.id.is_some() && !served(method, stateless) {
+        let why = format!("method not found: {}", clip(method));
+        return Err(EdgeError::MethodNotFound {
+            id,
+            message: why,
+            stateless,
+        });
     }
     // rmcp files a known method whose params do not fit its type under its catch-all
     // (`CustomRequest`), and would answer −32601 as if the method were unknown.
@@ -192,17 +162,51 @@ pub fn check(body: &[u8]) -> Result<Envelope, Rejection> {
     };
     if !fits && known.contains(&method.as_str()) {
         let why = format!("params do not fit method {}", clip(method));
-        return Err(Rejection::new(id, rpc::INVALID_PARAMS, why));
+        return Err(EdgeError::InvalidParams {
+            id,
+            message: why.to_owned(),
+        });
     }
     if parsed.is_err() {
         // An unknown method with params rmcp cannot hold (an array): unknown comes first.
         let why = format!("method not found: {}", clip(method));
-        return Err(Rejection {
-            status: StatusCode::NOT_FOUND,
-            ..Rejection::new(id, rpc::METHOD_NOT_FOUND, why)
+        return Err(EdgeError::MethodNotFound {
+            id,
+            message: why,
+            stateless,
         });
     }
     Ok(envelope)
+}
+
+/// The first protocol revision without the initialize handshake (SEP-2575); revisions are
+/// dates, so they compare as strings.
+const STATELESS_REVISION: &str = "2026-07-28";
+
+/// Whether this server answers request `method` (it declares only the tools capability).
+fn served(method: &str, stateless: bool) -> bool {
+    match method {
+        "tools/call" | "tools/list" | "server/discover" => true,
+        "initialize" | "ping" => !stateless,
+        _ => false,
+    }
+}
+
+/// `params._meta["io.modelcontextprotocol/protocolVersion"]`, when a string.
+fn meta_revision(message: &Map<String, Value>) -> Option<&str> {
+    message
+        .get("params")?
+        .get("_meta")?
+        .get("io.modelcontextprotocol/protocolVersion")?
+        .as_str()
+}
+
+/// An [`EdgeError::InvalidRequest`] answered with `id`.
+fn invalid(id: Value, message: impl Into<String>) -> EdgeError {
+    EdgeError::InvalidRequest {
+        id,
+        message: message.into(),
+    }
 }
 
 /// Every request method a client may send that rmcp has a type for.
@@ -294,9 +298,9 @@ fn usable_id(id: &Value) -> bool {
 }
 
 /// The checks of JSON-RPC 2.0 §4 and §5 on one message object.
-fn check_envelope(message: &Map<String, Value>) -> Result<Envelope, Rejection> {
+fn check_envelope(message: &Map<String, Value>) -> Result<Envelope, EdgeError> {
     let id = message.get("id");
-    let invalid = |why: &str| Err(Rejection::new(reply_id(id), rpc::INVALID_REQUEST, why));
+    let invalid = |why: &str| Err(invalid(reply_id(id), why));
     if message.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
         return invalid("jsonrpc must be \"2.0\"");
     }
@@ -351,30 +355,69 @@ mod tests {
     use super::*;
     use serde_json::json;
 
+    use crate::jsonrpc as rpc;
+    use axum::http::StatusCode;
+
+    /// What a refusal answers.
+    struct Rejection {
+        status: StatusCode,
+        code: i32,
+        id: Value,
+        message: String,
+    }
+
+    fn answer(e: EdgeError) -> Rejection {
+        let parts = e.parts();
+        Rejection {
+            status: parts.status,
+            code: parts.code,
+            id: e.id(),
+            message: e.message(),
+        }
+    }
+
     fn rejected(body: &str) -> Rejection {
-        check(body.as_bytes()).expect_err(body)
+        answer(check(body.as_bytes(), None).expect_err(body))
     }
 
     #[test]
     fn valid_requests_notifications_and_responses_pass() {
         let call = check(
             br#"{"jsonrpc":"2.0","id":"a","method":"tools/call","params":{"name":"x","arguments":{}}}"#,
+            None,
         )
         .unwrap();
         assert_eq!(call.id, Some(json!("a")));
-        assert!(call.is_tools_call_request());
-        let note = check(br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#).unwrap();
+        let note = check(
+            br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+            None,
+        )
+        .unwrap();
         assert_eq!(note.id, None);
-        let note_call =
-            check(br#"{"jsonrpc":"2.0","method":"tools/call","params":{"name":"x"}}"#).unwrap();
-        assert!(!note_call.is_tools_call_request());
-        let unknown = check(br#"{"jsonrpc":"2.0","id":7,"method":"tools/destroy","params":{}}"#);
-        assert_eq!(unknown.unwrap().method.as_deref(), Some("tools/destroy"));
-        let unknown_note = check(br#"{"jsonrpc":"2.0","method":"notifications/x","params":{}}"#);
+        let note_call = check(
+            br#"{"jsonrpc":"2.0","method":"tools/call","params":{"name":"x"}}"#,
+            None,
+        )
+        .unwrap();
+        assert_eq!(note_call.id, None);
+        // An unserved request method is −32601 here, in a 200 before 2026-07-28 and a 404
+        // from then on, as rmcp answers it.
+        let unknown = br#"{"jsonrpc":"2.0","id":7,"method":"tools/destroy","params":{}}"#;
+        let r = answer(check(unknown, None).unwrap_err());
+        assert_eq!((r.status, r.code), (StatusCode::OK, rpc::METHOD_NOT_FOUND));
+        let r = answer(check(unknown, Some("2026-07-28")).unwrap_err());
+        assert_eq!(
+            (r.status, r.code),
+            (StatusCode::NOT_FOUND, rpc::METHOD_NOT_FOUND)
+        );
+        let unknown_note = check(
+            br#"{"jsonrpc":"2.0","method":"notifications/x","params":{}}"#,
+            None,
+        );
         assert!(unknown_note.is_ok());
-        let response = check(br#"{"jsonrpc":"2.0","id":3,"result":{}}"#).unwrap();
+        let response = check(br#"{"jsonrpc":"2.0","id":3,"result":{}}"#, None).unwrap();
         assert_eq!(response.method, None);
-        assert!(check(br#"{"jsonrpc":"2.0","id":7.0,"method":"ping"}"#).is_ok());
+        assert!(check(br#"{"jsonrpc":"2.0","id":7.0,"method":"ping"}"#, None).is_ok());
     }
 
     #[test]
@@ -392,7 +435,13 @@ mod tests {
 
     #[test]
     fn invalid_utf8_and_lone_surrogates_are_parse_errors_saying_so() {
-        let r = check(b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"p\xffing\"}").unwrap_err();
+        let r = answer(
+            check(
+                b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"p\xffing\"}",
+                None,
+            )
+            .unwrap_err(),
+        );
         assert_eq!((r.code, r.id), (rpc::PARSE_ERROR, Value::Null));
         assert_eq!(r.message, "parse error: body is not valid UTF-8");
         for body in [
@@ -483,7 +532,6 @@ mod tests {
             r#"{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":5}}"#,
             r#"{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"x","arguments":[]}}"#,
             r#"{"jsonrpc":"2.0","id":9,"method":"initialize","params":{"protocolVersion":1}}"#,
-            r#"{"jsonrpc":"2.0","id":9,"method":"prompts/get","params":{}}"#,
             r#"{"jsonrpc":"2.0","id":9,"method":"ping","params":[1]}"#,
         ] {
             let r = rejected(body);
@@ -496,8 +544,42 @@ mod tests {
 
     #[test]
     fn an_unknown_method_with_array_params_is_method_not_found() {
-        let r = rejected(r#"{"jsonrpc":"2.0","id":"q","method":"tools/destroy","params":[1]}"#);
+        let body = br#"{"jsonrpc":"2.0","id":"q","method":"tools/destroy","params":[1]}"#;
+        let r = answer(check(body, Some("2026-07-28")).unwrap_err());
         assert_eq!((r.code, r.id), (rpc::METHOD_NOT_FOUND, json!("q")));
         assert_eq!(r.status, StatusCode::NOT_FOUND);
+    }
+
+    #[test]
+    fn unserved_and_removed_methods_are_method_not_found_before_their_params() {
+        let meta = r#"{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}"#;
+        for method in [
+            "initialize",
+            "ping",
+            "logging/setLevel",
+            "resources/subscribe",
+            "resources/unsubscribe",
+            "prompts/get",
+        ] {
+            let body =
+                format!(r#"{{"jsonrpc":"2.0","id":500,"method":"{method}","params":{meta}}}"#);
+            let r = answer(check(body.as_bytes(), Some("2026-07-28")).expect_err(method));
+            assert_eq!(
+                (r.status, r.code, &r.id),
+                (StatusCode::NOT_FOUND, rpc::METHOD_NOT_FOUND, &json!(500)),
+                "{method}"
+            );
+            // The revision in _meta alone is enough.
+            let r = answer(check(body.as_bytes(), None).expect_err(method));
+            assert_eq!(r.code, rpc::METHOD_NOT_FOUND, "{method}");
+        }
+        // Before 2026-07-28 initialize is served, so misshapen params are still −32602.
+        let body = br#"{"jsonrpc":"2.0","id":9,"method":"initialize","params":{}}"#;
+        let r = answer(check(body, Some("2025-11-25")).unwrap_err());
+        assert_eq!(r.code, rpc::INVALID_PARAMS);
+        // tools/* stay served at 2026-07-28.
+        let body = br#"{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{}}"#;
+        let r = answer(check(body, Some("2026-07-28")).unwrap_err());
+        assert_eq!(r.code, rpc::INVALID_PARAMS);
     }
 }

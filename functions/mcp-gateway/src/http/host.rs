@@ -63,14 +63,31 @@ fn strip_port(host: &str) -> &str {
     }
 }
 
-/// `Origin` check: exact match of scheme://host[:port] against the configured list.
+/// `Origin` check against `KOSHA_ALLOWED_ORIGINS` (SPEC §2, §3): an entry matches the origin
+/// `scheme://host[:port]` exactly (case-insensitively), or, written `scheme://host:*`, with
+/// any port or none (`http://localhost:*` admits the MCP Inspector at
+/// `http://localhost:6274`). Nothing else is a wildcard: `http://*.example.com` matches only
+/// itself.
 pub fn origin_allowed(origin: &HeaderValue, allowed: &[String]) -> bool {
     let Ok(origin) = origin.to_str() else {
         return false;
     };
-    allowed
-        .iter()
-        .any(|a| a.trim_end_matches('/').eq_ignore_ascii_case(origin))
+    let origin = origin.to_ascii_lowercase();
+    allowed.iter().any(|a| {
+        let a = a.trim_end_matches('/').to_ascii_lowercase();
+        match a.strip_suffix(":*") {
+            Some(base) => origin == base || any_port(&origin, base),
+            None => a == origin,
+        }
+    })
+}
+
+/// Whether `origin` is `base:<digits>`.
+fn any_port(origin: &str, base: &str) -> bool {
+    origin
+        .strip_prefix(base)
+        .and_then(|rest| rest.strip_prefix(':'))
+        .is_some_and(|port| !port.is_empty() && port.bytes().all(|b| b.is_ascii_digit()))
 }
 
 #[cfg(test)]
@@ -127,5 +144,32 @@ mod tests {
         assert!(origin_allowed(&hv("https://app.example.com"), &allowed));
         assert!(!origin_allowed(&hv("https://evil.example.com"), &allowed));
         assert!(!origin_allowed(&hv("https://app.example.com"), &[]));
+    }
+
+    #[test]
+    fn a_port_wildcard_admits_any_port_of_that_scheme_and_host_only() {
+        let allowed = vec![
+            "http://localhost:*".to_owned(),
+            "http://127.0.0.1:*".to_owned(),
+        ];
+        for ok in [
+            "http://localhost:6274",
+            "http://LOCALHOST:1",
+            "http://localhost",
+            "http://127.0.0.1:5173",
+        ] {
+            assert!(origin_allowed(&hv(ok), &allowed), "{ok}");
+        }
+        for bad in [
+            "https://localhost:6274",
+            "http://localhost.evil.com:6274",
+            "http://localhost:6274.evil.com",
+            "http://localhost:",
+            "http://localhost:*",
+            "http://evil.com:6274",
+            "null",
+        ] {
+            assert!(!origin_allowed(&hv(bad), &allowed), "{bad}");
+        }
     }
 }

@@ -1,7 +1,7 @@
 //! The HTTP edge in front of rmcp (SPEC §3, §5, §6): routes, Host/Origin checks, the body
 //! limit and read timeout, authentication, the JSON-RPC envelope check, load shedding and
-//! rate limiting. Every refusal is a JSON-RPC error ([`reply`]); rmcp's own plain-text
-//! refusals are rewritten to the same shape.
+//! rate limiting. Every refusal is an [`error::EdgeError`], answered as a JSON-RPC error;
+//! rmcp's own plain-text refusals are rewritten to the same shape ([`rmcp_errors`]).
 //!
 //! Order on `POST /mcp`, cheapest and least trusting first:
 //! 1. Host, then Origin (403, −32003);
@@ -9,18 +9,20 @@
 //!    unauthenticated client never makes the gateway buffer or wait for a body;
 //! 3. the body, read whole under `KOSHA_BODY_READ_TIMEOUT_MS` (408) and 1 MiB (413), before
 //!    any in-flight slot is taken, so slow senders cannot shed everyone;
-//! 4. the envelope ([`envelope`]: 400 with −32700, −32600 or −32602), so malformed envelopes
-//!    never spend a token (rmcp's own header refusals — `Accept`, `Content-Type`,
-//!    `MCP-Protocol-Version` — come after the rate limit);
+//! 4. the envelope ([`envelope`]: 400 with −32700, −32600 or −32602);
 //! 5. an in-flight slot (`KOSHA_MAX_IN_FLIGHT`, 503 −32000 `overloaded`, for the request's
 //!    id), held until the answer; a JSON-RPC response is answered 202 before this;
-//! 6. for a `tools/call` request, a rate-limit token (429 −32029 `rate_limited`);
-//! 7. rmcp.
+//! 6. rmcp: its header checks (`Accept`, `Content-Type`, `MCP-Protocol-Version`,
+//!    `Mcp-Method`, `Mcp-Name`), then the MCP server, which takes a `tools/call`'s rate-limit
+//!    token; a refusal there becomes 429 −32029 `rate_limited` ([`rate_limit`]). So no
+//!    envelope or header error spends a token (SPEC §3).
 
 pub mod duplicates;
 pub mod envelope;
+pub mod error;
 pub mod host;
-pub mod reply;
+pub mod rate_limit;
+pub mod rmcp_errors;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -37,12 +39,12 @@ use rmcp::transport::streamable_http_server::session::never::NeverSessionManager
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use serde_json::{Value, json};
 
-use kosha_resilience::rate_limit::RateDecision;
-
+use self::error::EdgeError;
+use self::rmcp_errors::json_errors;
 use crate::config::MAX_BODY_BYTES;
-use crate::server::McpServer;
+use crate::server::{McpServer, RateLimitSlot};
 use crate::state::Gateway;
-use crate::tools::args::DuplicateArgument;
+use crate::tools::{self, args::DuplicateArgument};
 
 /// Per-instance edge state: the gateway plus the in-flight counter for load shedding.
 #[derive(Debug)]
@@ -62,9 +64,9 @@ pub fn router(gateway: Arc<Gateway>) -> Router {
         .disable_allowed_hosts()
         .disable_allowed_origins()
         .with_max_request_body_bytes(MAX_BODY_BYTES);
-    let for_factory = gateway.clone();
+    let server = McpServer::new(gateway.clone(), tools::catalogue());
     let mcp = StreamableHttpService::new(
-        move || Ok(McpServer::new(for_factory.clone())),
+        move || Ok(server.clone()),
         Arc::new(NeverSessionManager::default()),
         config,
     );
@@ -104,38 +106,28 @@ impl Drop for Slot<'_> {
     }
 }
 
-/// The 403 to answer when the `Host` is not allowed, or an `Origin` is present and not
-/// allowed; `None` when both pass.
-fn host_or_origin_refusal(edge: &Edge, headers: &HeaderMap) -> Option<Response> {
+/// Refuses a `Host` that is not allowed, or an `Origin` that is present and not allowed.
+fn check_host_and_origin(edge: &Edge, headers: &HeaderMap) -> Result<(), EdgeError> {
     let config = &edge.gateway.config;
     if !host::request_host_allowed(headers, &config.allowed_hosts) {
-        return Some(reply::forbidden("host not allowed"));
+        return Err(EdgeError::HostNotAllowed);
     }
     if let Some(origin) = headers.get(header::ORIGIN)
         && !host::origin_allowed(origin, &config.allowed_origins)
     {
-        return Some(reply::forbidden("origin not allowed"));
+        return Err(EdgeError::OriginNotAllowed);
     }
-    None
+    Ok(())
 }
 
 /// The whole body, if it arrives within `timeout` (else 408) and holds at most 1 MiB (else
 /// 413); a body stream that fails is 400.
-async fn read_body(body: Body, timeout: Duration) -> Result<Bytes, Response> {
+async fn read_body(body: Body, timeout: Duration) -> Result<Bytes, EdgeError> {
     match tokio::time::timeout(timeout, axum::body::to_bytes(body, MAX_BODY_BYTES)).await {
         Ok(Ok(bytes)) => Ok(bytes),
-        Ok(Err(e)) if is_too_long(&e) => Err(reply::refused(
-            StatusCode::PAYLOAD_TOO_LARGE,
-            "request body exceeds 1 MiB",
-        )),
-        Ok(Err(_)) => Err(reply::refused(
-            StatusCode::BAD_REQUEST,
-            "request body could not be read",
-        )),
-        Err(_) => Err(reply::refused(
-            StatusCode::REQUEST_TIMEOUT,
-            "request body not received in time",
-        )),
+        Ok(Err(e)) if is_too_long(&e) => Err(EdgeError::BodyTooLarge),
+        Ok(Err(_)) => Err(EdgeError::BodyUnreadable),
+        Err(_) => Err(EdgeError::BodyTimeout),
     }
 }
 
@@ -147,58 +139,76 @@ fn is_too_long(e: &axum::Error) -> bool {
 async fn guard(State(edge): State<Arc<Edge>>, req: Request, next: Next) -> Response {
     if req.method() != axum::http::Method::POST {
         // rmcp answers 405 with `Allow: POST` for every other method.
-        return reply::json_errors(next.run(req).await).await;
+        return json_errors(next.run(req).await).await;
     }
-    if let Some(resp) = host_or_origin_refusal(&edge, req.headers()) {
-        return resp;
+    match admit(&edge, req).await {
+        Ok(Admitted::Accepted) => StatusCode::ACCEPTED.into_response(),
+        Ok(Admitted::Forward(req, slot, _in_flight)) => {
+            rate_limit::apply(&slot, json_errors(next.run(*req).await).await)
+        }
+        Err(e) => e.into_response(),
     }
+}
+
+/// A `POST /mcp` that passed the edge's checks.
+enum Admitted<'a> {
+    /// A JSON-RPC response (SPEC §3: 202, no body); rmcp's stateless mode would refuse it.
+    Accepted,
+    /// A request or notification for rmcp, its rate-limit slot, and its in-flight slot (held
+    /// until the answer).
+    Forward(Box<Request>, RateLimitSlot, Slot<'a>),
+}
+
+/// Steps 1–5 of the module docs.
+async fn admit(edge: &Edge, req: Request) -> Result<Admitted<'_>, EdgeError> {
+    check_host_and_origin(edge, req.headers())?;
     let config = &edge.gateway.config;
     let (mut parts, body) = req.into_parts();
-    let principal = match edge.gateway.verifier.verify_headers(&parts.headers).await {
-        Ok(p) => p,
-        Err(e) => return reply::auth_error(&e, &host::public_base(config, &parts.headers)),
-    };
+    let principal = edge
+        .gateway
+        .verifier
+        .verify_headers(&parts.headers)
+        .await
+        .map_err(|error| EdgeError::Auth {
+            error,
+            base: host::public_base(config, &parts.headers),
+        })?;
     kosha_runtime::trace::record_principal(&principal.client_id);
-    let bytes = match read_body(body, config.body_read_timeout).await {
-        Ok(b) => b,
-        Err(resp) => return resp,
-    };
-    let message = match envelope::check(&bytes) {
-        Ok(m) => m,
-        Err(rejection) => return reply::rejected(rejection),
-    };
+    let bytes = read_body(body, config.body_read_timeout).await?;
+    let revision = parts
+        .headers
+        .get("mcp-protocol-version")
+        .and_then(|v| v.to_str().ok());
+    let message = envelope::check(&bytes, revision)?;
     if message.method.is_none() {
-        // A response (SPEC §3: 202, no body); rmcp's stateless mode would refuse it.
-        return StatusCode::ACCEPTED.into_response();
+        return Ok(Admitted::Accepted);
     }
-
     let prior = edge.in_flight.fetch_add(1, Ordering::AcqRel);
-    let _slot = Slot(&edge.in_flight);
+    let slot = Slot(&edge.in_flight);
     if prior >= config.max_in_flight {
         metrics::counter!("shed", "reason" => "in_flight").increment(1);
-        return reply::overloaded(message.id.unwrap_or(Value::Null));
+        return Err(EdgeError::Overloaded {
+            id: message.id.unwrap_or(Value::Null),
+        });
     }
-    if message.is_tools_call_request()
-        && let RateDecision::Limited { retry_after_s } =
-            edge.gateway.rate_limiter.check(&principal.client_id).await
-    {
-        return reply::rate_limited(message.id.unwrap_or(Value::Null), retry_after_s);
-    }
+    let rate_limit = RateLimitSlot::default();
     parts.extensions.insert(principal);
+    parts.extensions.insert(rate_limit.clone());
     if let Some(key) = message.duplicate_argument {
         parts.extensions.insert(DuplicateArgument(key));
     }
-    let resp = next
-        .run(Request::from_parts(parts, Body::from(bytes)))
-        .await;
-    reply::json_errors(resp).await
+    Ok(Admitted::Forward(
+        Box::new(Request::from_parts(parts, Body::from(bytes))),
+        rate_limit,
+        slot,
+    ))
 }
 
 /// `GET /.well-known/oauth-protected-resource` (RFC 9728, SPEC §3), under the same Host check
 /// as `/mcp` (the `resource` may be derived from it).
 async fn protected_resource(State(edge): State<Arc<Edge>>, headers: HeaderMap) -> Response {
     if !host::request_host_allowed(&headers, &edge.gateway.config.allowed_hosts) {
-        return reply::forbidden("host not allowed");
+        return EdgeError::HostNotAllowed.into_response();
     }
     let base = host::public_base(&edge.gateway.config, &headers);
     axum::Json(kosha_auth::ProtectedResourceMetadata::new(

@@ -2,8 +2,10 @@
 //! `structuredContent: {"error": {"code", "message", "retry_after_s"?, "dependency"?}}`.
 //! Never a stack trace, never a secret: messages are written for the calling model.
 
+use kosha_contract::dependency::Dependency;
+use kosha_contract::error::{ErrorBody, ErrorCode};
 use rmcp::model::CallToolResult;
-use serde_json::{Map, Value, json};
+use serde_json::Value;
 
 /// Why a tool call failed, as the agent sees it. Each variant has one stable `code`.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -26,13 +28,13 @@ pub enum ToolError {
     #[error("the request deadline passed before the tool could complete")]
     DeadlineExceeded {
         /// The dependency that was being waited on, if any.
-        dependency: Option<&'static str>,
+        dependency: Option<Dependency>,
     },
     /// A dependency is down, failing, or its circuit breaker is open.
     #[error("{dependency} is unavailable; retry later")]
     DependencyUnavailable {
         /// `core-api`, `screening-sim`, `openai` or `postgres` (SPEC §8).
-        dependency: &'static str,
+        dependency: Dependency,
         /// When a retry may succeed, in whole seconds (rounded up).
         retry_after_s: Option<u64>,
     },
@@ -40,7 +42,7 @@ pub enum ToolError {
     #[error("the service is at capacity; retry shortly")]
     Overloaded {
         /// The saturated dependency, if the limit was a dependency's.
-        dependency: Option<&'static str>,
+        dependency: Option<Dependency>,
         /// When a retry may succeed, in whole seconds.
         retry_after_s: Option<u64>,
     },
@@ -59,23 +61,21 @@ impl ToolError {
     }
 
     /// The stable code of SPEC §3.
-    pub fn code(&self) -> &'static str {
+    pub fn code(&self) -> ErrorCode {
         match self {
-            Self::InvalidArgument { .. } => "invalid_argument",
-            Self::NotFound(_) => "not_found",
-            Self::Conflict(_) => "conflict",
-            Self::DeadlineExceeded { .. } => "deadline_exceeded",
-            Self::DependencyUnavailable { .. } => "dependency_unavailable",
-            Self::Overloaded { .. } => "overloaded",
-            Self::Internal => "internal",
+            Self::InvalidArgument { .. } => ErrorCode::InvalidArgument,
+            Self::NotFound(_) => ErrorCode::NotFound,
+            Self::Conflict(_) => ErrorCode::Conflict,
+            Self::DeadlineExceeded { .. } => ErrorCode::DeadlineExceeded,
+            Self::DependencyUnavailable { .. } => ErrorCode::DependencyUnavailable,
+            Self::Overloaded { .. } => ErrorCode::Overloaded,
+            Self::Internal => ErrorCode::Internal,
         }
     }
 
-    /// The `{"error": {...}}` object of SPEC §3.
-    pub fn to_json(&self) -> Value {
-        let mut error = Map::new();
-        error.insert("code".into(), json!(self.code()));
-        error.insert("message".into(), json!(self.to_string()));
+    /// The `{"error": {...}}` body of SPEC §3 (the same shape as core-api's, SPEC §7).
+    pub fn body(&self) -> ErrorBody {
+        let mut body = ErrorBody::new(self.code(), self.to_string());
         let (retry_after_s, dependency) = match self {
             Self::DependencyUnavailable {
                 dependency,
@@ -91,13 +91,14 @@ impl ToolError {
             | Self::Conflict(_)
             | Self::Internal => (None, None),
         };
-        if let Some(s) = retry_after_s {
-            error.insert("retry_after_s".into(), json!(s));
-        }
-        if let Some(d) = dependency {
-            error.insert("dependency".into(), json!(d));
-        }
-        json!({ "error": Value::Object(error) })
+        body.error.retry_after_s = retry_after_s;
+        body.error.dependency = dependency.map(|d| d.as_str().to_owned());
+        body
+    }
+
+    /// [`ToolError::body`] as JSON.
+    pub fn to_json(&self) -> Value {
+        serde_json::to_value(self.body()).unwrap_or(Value::Null)
     }
 
     /// The MCP result: `isError: true`, the error object as `structuredContent` and as text.
@@ -113,7 +114,7 @@ mod tests {
     #[test]
     fn dependency_unavailable_carries_retry_after_and_dependency() {
         let v = ToolError::DependencyUnavailable {
-            dependency: "core-api",
+            dependency: Dependency::CoreApi,
             retry_after_s: Some(15),
         }
         .to_json();

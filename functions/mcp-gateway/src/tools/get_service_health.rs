@@ -2,11 +2,15 @@
 //! dependency is called, so it answers even when every backend is down (SPEC §4, §10).
 
 use std::collections::BTreeMap;
+use std::time::Duration;
 
+use kosha_auth::Role;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::{Call, ToolError, ToolSpec};
+use super::call::Call;
+use super::catalogue::{Hints, Spec, Tool};
+use super::error::ToolError;
 
 /// Arguments: none.
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -52,30 +56,58 @@ pub struct Output {
     pub dependencies: BTreeMap<String, DependencyHealth>,
 }
 
-/// The tool's declaration.
-pub fn spec() -> ToolSpec {
-    ToolSpec::read::<Args, Output>(
-        "get_service_health",
-        "Service health",
-        "Report the gateway's dependencies: circuit-breaker state, in-flight calls, capacity and \
-         any operator override. Answers from gateway state without calling any dependency.",
-        1_000,
-    )
-}
+/// The tool.
+#[derive(Debug)]
+pub struct GetServiceHealth;
 
-/// Runs the tool.
-///
-/// # Errors
-/// None in practice; the signature matches the other tools.
-pub async fn call(call: &Call<'_>, _args: Args) -> Result<Output, ToolError> {
-    let dependencies = call.gateway.dependency_health();
-    let status = if dependencies.values().all(|d| d.breaker == "closed") {
-        "ok"
-    } else {
-        "degraded"
+impl Tool for GetServiceHealth {
+    type Args = Args;
+    type Output = Output;
+    const SPEC: Spec = Spec {
+        name: "get_service_health",
+        title: "Service health",
+        description: "Report the gateway's dependencies: circuit-breaker state, in-flight calls, \
+                      capacity and any operator override. Answers from gateway state without \
+                      calling any dependency.",
+        hints: Hints::READ,
+        roles: &[Role::Agent, Role::Operator],
+        budget: Duration::from_secs(1),
+        // Calls nothing, so it answers whatever is left.
+        min_budget: Duration::ZERO,
+        needs: &[],
     };
-    Ok(Output {
-        status: status.to_owned(),
-        dependencies,
-    })
+
+    /// # Errors
+    /// None: it reads gateway state only.
+    async fn run(call: &Call<'_>, _args: Args) -> Result<Output, ToolError> {
+        let dependencies: BTreeMap<String, DependencyHealth> = call
+            .backends
+            .iter()
+            .map(|&backend| {
+                let h = call.gateway.policy(backend).health();
+                let health = DependencyHealth {
+                    breaker: h.state.as_str().to_owned(),
+                    in_flight: u32::try_from(h.in_flight).unwrap_or(u32::MAX),
+                    capacity: u32::try_from(h.capacity).unwrap_or(u32::MAX),
+                    forced_open: h.forced.map(|f| OverrideInfo {
+                        state: "forced_open".to_owned(),
+                        reason: f.reason,
+                        set_by: f.set_by,
+                        set_at: f.set_at,
+                        expires_at: f.expires_at,
+                    }),
+                };
+                (backend.health_name().to_owned(), health)
+            })
+            .collect();
+        let status = if dependencies.values().all(|d| d.breaker == "closed") {
+            "ok"
+        } else {
+            "degraded"
+        };
+        Ok(Output {
+            status: status.to_owned(),
+            dependencies,
+        })
+    }
 }

@@ -1,17 +1,24 @@
 //! `get_transaction`: one transaction by id (SPEC §4; budget 3 s; core-api read).
 
+use std::time::Duration;
+
+use kosha_auth::Role;
+use kosha_contract::core_api::Transaction;
+use kosha_contract::ids;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::types::Transaction;
-use super::{Call, ToolError, ToolSpec, args};
+use super::call::Call;
+use super::catalogue::{DEFAULT_MIN_BUDGET, Hints, Need, Spec, Tool};
+use super::error::ToolError;
+use crate::backends::Backend;
 
 /// Arguments.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Args {
-    /// The transaction id, `txn_` and six digits.
-    #[schemars(regex(pattern = r"^txn_[0-9]{6}$"))]
+    /// The transaction id: `txn_` and 6 or more digits, such as `txn_000001`.
+    #[schemars(extend("pattern" = ids::TRANSACTION.pattern()))]
     pub transaction_id: String,
 }
 
@@ -22,26 +29,37 @@ pub struct Output {
     pub transaction: Transaction,
 }
 
-/// The tool's declaration.
-pub fn spec() -> ToolSpec {
-    ToolSpec::read::<Args, Output>(
-        "get_transaction",
-        "Get transaction",
-        "Fetch one transaction by id (txn_000001 form): amount in minor units, currency, \
-         merchant, category, status and booking time.",
-        3_000,
-    )
-}
+/// The tool.
+#[derive(Debug)]
+pub struct GetTransaction;
 
-/// Runs the tool.
-///
-/// # Errors
-/// `invalid_argument` for a malformed id, `not_found`, or the core-api errors of [`Call`].
-pub async fn call(call: &Call<'_>, args: Args) -> Result<Output, ToolError> {
-    args::check_id("transaction_id", &args.transaction_id, "txn_", 6)?;
-    let id = args.transaction_id.as_str();
-    let transaction = call
-        .core_api_read(|meta| async move { call.gateway.core_api.get_transaction(&meta, id).await })
-        .await?;
-    Ok(Output { transaction })
+impl Tool for GetTransaction {
+    type Args = Args;
+    type Output = Output;
+    const SPEC: Spec = Spec {
+        name: "get_transaction",
+        title: "Get transaction",
+        description: "Fetch one transaction by id (txn_000001 form): amount in minor units, \
+                      currency, merchant, category, status and booking time.",
+        hints: Hints::READ,
+        roles: &[Role::Agent],
+        budget: Duration::from_secs(3),
+        min_budget: DEFAULT_MIN_BUDGET,
+        needs: &[Need {
+            backend: Backend::CoreApiRead,
+            degraded_answer: false,
+        }],
+    };
+
+    /// # Errors
+    /// `not_found`, or the core-api errors of [`Call::core_api_read`].
+    async fn run(call: &Call<'_>, args: Args) -> Result<Output, ToolError> {
+        let id = args.transaction_id.as_str();
+        let transaction = call
+            .core_api_read(
+                |meta| async move { call.gateway.core_api.get_transaction(&meta, id).await },
+            )
+            .await?;
+        Ok(Output { transaction })
+    }
 }

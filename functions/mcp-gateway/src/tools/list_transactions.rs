@@ -1,25 +1,35 @@
 //! `list_transactions`: an account's transactions, newest first, with cursor pagination
 //! (SPEC §4; budget 5 s; core-api read).
 
+use std::time::Duration;
+
+use kosha_auth::Role;
+use kosha_contract::core_api::{
+    CURSOR_MAX_CHARS, LIST_LIMIT_MAX, ListTransactionsQuery, Transaction,
+};
+use kosha_contract::ids;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
+use time::OffsetDateTime;
+use time::format_description::well_known::Rfc3339;
 
-use super::types::Transaction;
-use super::{Call, ToolError, ToolSpec, args};
-use crate::backends::core_api::ListQuery;
+use super::call::Call;
+use super::catalogue::{DEFAULT_MIN_BUDGET, Hints, Need, Spec, Tool};
+use super::error::ToolError;
+use crate::backends::Backend;
 
 /// Arguments.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Args {
-    /// The account id, `acc_` and four digits.
-    #[schemars(regex(pattern = r"^acc_[0-9]{4}$"))]
+    /// The account id: `acc_` and 4 or more digits, such as `acc_0001`.
+    #[schemars(extend("pattern" = ids::ACCOUNT.pattern()))]
     pub account_id: String,
     /// Page size, 1–100 (default 20).
-    #[schemars(range(min = 1, max = 100))]
-    pub limit: Option<i64>,
+    #[schemars(range(min = 1, max = LIST_LIMIT_MAX))]
+    pub limit: Option<u32>,
     /// `next_cursor` from the previous page.
-    #[schemars(length(min = 1, max = 512))]
+    #[schemars(length(min = 1, max = CURSOR_MAX_CHARS))]
     pub cursor: Option<String>,
     /// Only transactions booked at or after this RFC 3339 time.
     #[schemars(extend("format" = "date-time"))]
@@ -38,64 +48,69 @@ pub struct Output {
     pub next_cursor: Option<String>,
 }
 
-/// The tool's declaration.
-pub fn spec() -> ToolSpec {
-    ToolSpec::read::<Args, Output>(
-        "list_transactions",
-        "List transactions",
-        "List an account's transactions (acc_0001 form), newest first. Page with `cursor` \
-         (the previous page's `next_cursor`); filter by booking time with `from`/`to` (RFC 3339).",
-        5_000,
-    )
+/// The tool.
+#[derive(Debug)]
+pub struct ListTransactions;
+
+impl Tool for ListTransactions {
+    type Args = Args;
+    type Output = Output;
+    const SPEC: Spec = Spec {
+        name: "list_transactions",
+        title: "List transactions",
+        description: "List an account's transactions (acc_0001 form), newest first. Page with \
+                      `cursor` (the previous page's `next_cursor`); filter by booking time \
+                      with `from`/`to` (RFC 3339).",
+        hints: Hints::READ,
+        roles: &[Role::Agent],
+        budget: Duration::from_secs(5),
+        min_budget: DEFAULT_MIN_BUDGET,
+        needs: &[Need {
+            backend: Backend::CoreApiRead,
+            degraded_answer: false,
+        }],
+    };
+
+    /// # Errors
+    /// `invalid_argument` when `from` is after `to` (the schema checked the rest),
+    /// `not_found` for an unknown account, or the core-api errors of [`Call::core_api_read`].
+    async fn run(call: &Call<'_>, args: Args) -> Result<Output, ToolError> {
+        // A rule the schema cannot state: the window must not be inverted.
+        if let (Some(from), Some(to)) = (&args.from, &args.to)
+            && timestamp("from", from)? > timestamp("to", to)?
+        {
+            return Err(ToolError::invalid("from", "must not be after `to`"));
+        }
+        let query = ListTransactionsQuery {
+            limit: args.limit,
+            cursor: args.cursor,
+            from: args.from,
+            to: args.to,
+        };
+        let page = call
+            .core_api_read(|meta| {
+                let (query, account_id) = (&query, args.account_id.as_str());
+                async move {
+                    call.gateway
+                        .core_api
+                        .list_transactions(&meta, account_id, query)
+                        .await
+                }
+            })
+            .await?;
+        Ok(Output {
+            transactions: page.transactions,
+            next_cursor: page.next_cursor,
+        })
+    }
 }
 
-/// Runs the tool.
-///
-/// # Errors
-/// `invalid_argument` for a bad id, limit, cursor or time (or `from` after `to`), `not_found`
-/// for an unknown account, or the core-api errors of [`Call`].
-pub async fn call(call: &Call<'_>, args: Args) -> Result<Output, ToolError> {
-    args::check_id("account_id", &args.account_id, "acc_", 4)?;
-    let limit = args.limit.unwrap_or(20);
-    args::check_range("limit", limit, 1, 100)?;
-    if let Some(c) = &args.cursor {
-        args::check_chars("cursor", c, 1, 512)?;
-    }
-    let from = args
-        .from
-        .as_deref()
-        .map(|v| args::check_timestamp("from", v))
-        .transpose()?;
-    let to = args
-        .to
-        .as_deref()
-        .map(|v| args::check_timestamp("to", v))
-        .transpose()?;
-    if let (Some(f), Some(t)) = (from, to)
-        && f > t
-    {
-        return Err(ToolError::invalid("from", "must not be after `to`"));
-    }
-    let query = ListQuery {
-        limit: u32::try_from(limit).map_err(|_| ToolError::invalid("limit", "out of range"))?,
-        cursor: args.cursor.as_deref(),
-        from: args.from.as_deref(),
-        to: args.to.as_deref(),
-    };
-    let page = call
-        .core_api_read(|meta| {
-            let query = query.clone();
-            let account_id = args.account_id.as_str();
-            async move {
-                call.gateway
-                    .core_api
-                    .list_transactions(&meta, account_id, &query)
-                    .await
-            }
-        })
-        .await?;
-    Ok(Output {
-        transactions: page.transactions,
-        next_cursor: page.next_cursor,
+/// `value` (already a `date-time` by the schema) as an instant, to compare `from` and `to`.
+fn timestamp(field: &str, value: &str) -> Result<OffsetDateTime, ToolError> {
+    OffsetDateTime::parse(value, &Rfc3339).map_err(|_| {
+        ToolError::invalid(
+            field,
+            "must be an RFC 3339 timestamp such as 2026-03-01T00:00:00Z",
+        )
     })
 }

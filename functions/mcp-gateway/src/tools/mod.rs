@@ -1,254 +1,150 @@
-//! The tools (SPEC §4). One module per tool: its argument and result types (which generate
-//! `inputSchema` and `outputSchema`), its budget, and its call. This module holds the registry,
-//! the per-call context and the mapping from dependency errors to tool errors (SPEC §3).
+//! The tools (SPEC §4). One module per tool, each an implementation of [`catalogue::Tool`]:
+//! its spec (name, schemas, annotations, roles, budget, dependencies) and its handler.
+//! [`catalogue()`] lists them, once; [`catalogue::Catalogue`] derives `tools/list`, dispatch
+//! and visibility from that list. [`call`] holds the per-call context and the mapping from
+//! dependency errors to tool errors (SPEC §3).
+//!
+//! Imports point one way: this module lists the tool modules; they use their siblings
+//! ([`catalogue`], [`call`], [`error`], [`args`]) and never this module.
 
 pub mod args;
+pub mod call;
+pub mod catalogue;
 pub mod error;
 pub mod get_service_health;
 pub mod get_transaction;
 pub mod list_transactions;
+pub mod reference;
 pub mod search_knowledge_base;
-pub mod types;
 
-use std::future::Future;
-use std::time::Duration;
+use catalogue::{Catalogue, Entry};
 
-use kosha_resilience::deadline::Deadline;
-use kosha_resilience::policy::PolicyError;
-use kosha_resilience::retry::Idempotency;
-use rmcp::handler::server::tool::{schema_for_output, schema_for_type};
-use rmcp::model::{CallToolResult, JsonObject, Tool, ToolAnnotations};
-use schemars::JsonSchema;
-use serde::Serialize;
-
-pub use error::ToolError;
-
-use crate::backends::core_api::{CallMeta, CoreApiError};
-use crate::state::Gateway;
-
-/// Margin the gateway keeps for itself on the hop to core-api (SPEC §7): core-api is sent
-/// `deadline − 150 ms`.
-pub const CORE_API_HOP_MARGIN: Duration = Duration::from_millis(150);
-
-/// A tool's declaration plus the gateway's policy for it.
-#[derive(Debug, Clone)]
-pub struct ToolSpec {
-    /// What `tools/list` shows: name, schemas, annotations.
-    pub tool: Tool,
-    /// The tool's time budget (SPEC §4), from call start.
-    pub budget: Duration,
-    /// Below this remaining time at tool start the call fails with `deadline_exceeded` without
-    /// calling anything (SPEC §6); zero for tools that call nothing.
-    pub min_budget: Duration,
+/// Every tool the gateway serves, in `tools/list` order: the one list.
+pub fn catalogue() -> Catalogue {
+    Catalogue::new(vec![
+        Entry::of::<search_knowledge_base::SearchKnowledgeBase>(),
+        Entry::of::<get_transaction::GetTransaction>(),
+        Entry::of::<list_transactions::ListTransactions>(),
+        Entry::of::<get_service_health::GetServiceHealth>(),
+    ])
 }
 
-impl ToolSpec {
-    /// A read-only, idempotent, closed-world tool calling a dependency, with `budget_ms`.
-    pub fn read<A: JsonSchema + 'static, O: JsonSchema + 'static>(
-        name: &'static str,
-        title: &'static str,
-        description: &'static str,
-        budget_ms: u64,
-    ) -> Self {
-        let annotations = ToolAnnotations::with_title(title)
-            .read_only(true)
-            .destructive(false)
-            .idempotent(true)
-            .open_world(false);
-        let tool = Tool::new_with_raw(name, Some(description.into()), schema_for_type::<A>())
-            .with_title(title)
-            .with_raw_output_schema(schema_for_output::<O>())
-            .with_annotations(annotations);
-        Self {
-            tool,
-            budget: Duration::from_millis(budget_ms),
-            min_budget: Duration::from_millis(300),
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeSet;
+
+    use kosha_auth::Role;
+    use serde_json::{Value, json};
+
+    use super::*;
+    use crate::backends::Backend;
+    use crate::tools::error::ToolError;
+
+    fn names<'a>(it: impl Iterator<Item = &'a Entry>) -> Vec<&'static str> {
+        it.map(|e| e.spec.name).collect()
+    }
+
+    #[test]
+    fn agents_see_the_data_tools_and_operators_only_health() {
+        let c = catalogue();
+        let agent = names(c.visible(&[Role::Agent]));
+        assert_eq!(
+            agent,
+            [
+                "search_knowledge_base",
+                "get_transaction",
+                "list_transactions",
+                "get_service_health"
+            ]
+        );
+        assert_eq!(names(c.visible(&[Role::Operator])), ["get_service_health"]);
+        assert_eq!(names(c.visible(&[Role::Agent, Role::Operator])), agent);
+        assert!(c.visible(&[]).next().is_none());
+        assert!(c.find("get_transaction", &[Role::Operator]).is_none());
+        assert!(
+            c.find("drop_tables", &[Role::Agent, Role::Operator])
+                .is_none()
+        );
+        assert!(c.find("get_transaction", &[Role::Agent]).is_some());
+    }
+
+    #[test]
+    fn names_are_unique_and_every_input_schema_compiles() {
+        let c = catalogue();
+        let all = names(c.all());
+        let unique: BTreeSet<_> = all.iter().collect();
+        assert_eq!(unique.len(), all.len());
+        for e in c.all() {
+            assert!(e.args_schema().is_ok(), "{}", e.spec.name);
+            assert_eq!(e.tool.input_schema.get("type"), Some(&json!("object")));
         }
     }
-}
 
-/// Every tool the gateway serves, in `tools/list` order.
-pub fn registry() -> Vec<ToolSpec> {
-    let mut health = get_service_health::spec();
-    health.min_budget = Duration::ZERO;
-    vec![
-        search_knowledge_base::spec(),
-        get_transaction::spec(),
-        list_transactions::spec(),
-        health,
-    ]
-}
-
-/// One `tools/call` in progress: who is calling and by when it must answer.
-#[derive(Debug)]
-pub struct Call<'a> {
-    /// Shared gateway state (clients, policies).
-    pub gateway: &'a Gateway,
-    /// The caller's `client_id`, forwarded as `X-Kosha-Principal`.
-    pub principal: Option<&'a str>,
-    /// The absolute deadline of this call.
-    pub deadline: Deadline,
-}
-
-impl Call<'_> {
-    /// Time left before the deadline (zero once passed).
-    pub fn remaining(&self) -> Duration {
-        self.deadline.remaining()
-    }
-
-    /// Runs one core-api read under the gateway's policy and maps its errors to tool errors.
-    ///
-    /// # Errors
-    /// [`ToolError`] per SPEC §3: core-api's 4xx as the matching tool error, 5xx or an
-    /// unreachable core-api as `dependency_unavailable`, a passed deadline as
-    /// `deadline_exceeded`.
-    pub async fn core_api_read<T, F, Fut>(&self, mut op: F) -> Result<T, ToolError>
-    where
-        F: FnMut(CallMeta) -> Fut,
-        Fut: Future<Output = Result<T, CoreApiError>>,
-    {
-        let downstream = self.deadline.child(CORE_API_HOP_MARGIN);
-        let header = downstream.to_header();
-        self.gateway
-            .core_api_read
-            .call(&self.deadline, Idempotency::Idempotent, |attempt| {
-                op(CallMeta {
-                    principal: self.principal.map(str::to_owned),
-                    deadline_header: Some(header.clone()),
-                    timeout: attempt.timeout,
-                })
-            })
-            .await
-            .map_err(|e| map_policy_error(e, "core-api"))
-    }
-}
-
-/// Seconds for `retry_after_s`, rounded up so a client never retries early.
-fn ceil_secs(d: Duration) -> u64 {
-    d.as_millis().div_ceil(1000).try_into().unwrap_or(u64::MAX)
-}
-
-/// How long a client should wait on a forced-open breaker with no expiry: the override is
-/// re-read every 5 s (SPEC §8), so sooner cannot succeed.
-const FORCED_OPEN_RETRY: Duration = Duration::from_secs(5);
-
-/// The one mapping from the policy's rejections and failures to tool errors (SPEC §3, §6).
-fn map_policy_error(e: PolicyError<CoreApiError>, dependency: &'static str) -> ToolError {
-    match e {
-        PolicyError::DeadlineExceeded => ToolError::DeadlineExceeded {
-            dependency: Some(dependency),
-        },
-        PolicyError::BulkheadFull => ToolError::Overloaded {
-            dependency: Some(dependency),
-            retry_after_s: Some(1),
-        },
-        PolicyError::CircuitOpen { retry_after } => {
-            metrics::counter!("shed", "reason" => "breaker_open").increment(1);
-            ToolError::DependencyUnavailable {
-                dependency,
-                retry_after_s: Some(ceil_secs(retry_after).max(1)),
+    #[test]
+    fn output_schemas_admit_the_result_and_the_error_shape() {
+        for e in catalogue().all() {
+            let schema = Value::Object((*e.tool.output_schema.clone().unwrap()).clone());
+            assert_eq!(schema["type"], "object", "{}", e.spec.name);
+            let v = jsonschema::draft202012::new(&schema).unwrap();
+            let error = ToolError::NotFound("x".into()).to_json();
+            assert!(v.is_valid(&error), "{}", e.spec.name);
+            let busy = ToolError::DependencyUnavailable {
+                dependency: kosha_contract::dependency::Dependency::CoreApi,
+                retry_after_s: Some(3),
             }
-        }
-        PolicyError::ForcedOpen { retry_after, .. } => {
-            metrics::counter!("shed", "reason" => "forced_open").increment(1);
-            ToolError::DependencyUnavailable {
-                dependency,
-                retry_after_s: Some(ceil_secs(retry_after.unwrap_or(FORCED_OPEN_RETRY)).max(1)),
-            }
-        }
-        PolicyError::AttemptTimeout => ToolError::DependencyUnavailable {
-            dependency,
-            retry_after_s: None,
-        },
-        PolicyError::Inner(e) => map_core_api_error(e),
-    }
-}
-
-/// The one mapping from core-api failures to tool errors (SPEC §3, §7).
-fn map_core_api_error(e: CoreApiError) -> ToolError {
-    const DEP: &str = "core-api";
-    let secs = |d: Option<Duration>| d.map(ceil_secs);
-    match e {
-        CoreApiError::Status {
-            status,
-            code,
-            message,
-            retry_after,
-            dependency,
-        } => match (status.as_u16(), code.as_str()) {
-            (400 | 422, _) => ToolError::invalid("", message),
-            (404, _) => ToolError::NotFound(message),
-            (409, _) => ToolError::Conflict(message),
-            (_, "deadline_exceeded") | (504, _) => ToolError::DeadlineExceeded {
-                dependency: Some(DEP),
-            },
-            (429, _) | (503, "overloaded") => ToolError::Overloaded {
-                dependency: Some(DEP),
-                retry_after_s: secs(retry_after).or(Some(1)),
-            },
-            (500..=599, _) => ToolError::DependencyUnavailable {
-                dependency: known_dependency(dependency.as_deref()),
-                retry_after_s: secs(retry_after),
-            },
-            _ => {
-                tracing::error!(status = status.as_u16(), code, "unexpected core-api status");
-                ToolError::Internal
-            }
-        },
-        CoreApiError::Connect
-        | CoreApiError::Timeout
-        | CoreApiError::Decode
-        | CoreApiError::Signing(_) => ToolError::DependencyUnavailable {
-            dependency: DEP,
-            retry_after_s: None,
-        },
-    }
-}
-
-/// Names core-api may report for its own dependencies; anything else is core-api's fault.
-fn known_dependency(name: Option<&str>) -> &'static str {
-    match name {
-        Some("postgres") => "postgres",
-        Some("openai") => "openai",
-        _ => "core-api",
-    }
-}
-
-/// Serializes a tool's output as its `structuredContent` (plus the same JSON as text).
-fn finish<O: Serialize>(out: Result<O, ToolError>) -> Result<CallToolResult, ToolError> {
-    let out = out?;
-    let value = serde_json::to_value(out).map_err(|e| {
-        tracing::error!(error = %e, "tool output did not serialize");
-        ToolError::Internal
-    })?;
-    Ok(CallToolResult::structured(value))
-}
-
-/// Runs tool `name` (already known to exist and be allowed) with `arguments`.
-pub async fn dispatch(
-    call: &Call<'_>,
-    name: &str,
-    arguments: Option<JsonObject>,
-) -> CallToolResult {
-    let result = async {
-        match name {
-            "search_knowledge_base" => {
-                finish(search_knowledge_base::call(call, args::parse(arguments)?).await)
-            }
-            "get_transaction" => finish(get_transaction::call(call, args::parse(arguments)?).await),
-            "list_transactions" => {
-                finish(list_transactions::call(call, args::parse(arguments)?).await)
-            }
-            "get_service_health" => {
-                finish(get_service_health::call(call, args::parse(arguments)?).await)
-            }
-            _ => Err(ToolError::Internal),
+            .to_json();
+            assert!(v.is_valid(&busy), "{}", e.spec.name);
+            assert!(!v.is_valid(&json!({"error": {"code": "teapot", "message": "m"}})));
         }
     }
-    .await;
-    result.unwrap_or_else(|e| {
-        // The code only: messages may quote the caller's input.
-        tracing::warn!(tool = name, code = e.code(), "tool error");
-        e.into_result()
-    })
+
+    #[test]
+    fn only_standard_formats_remain() {
+        let c = catalogue();
+        for e in c.all() {
+            for schema in [
+                Value::Object((*e.tool.input_schema).clone()),
+                Value::Object((*e.tool.output_schema.clone().unwrap()).clone()),
+            ] {
+                let text = schema.to_string();
+                for bad in [
+                    "uint32", "uint64", "int64", "int32", "uint", "double", "float",
+                ] {
+                    assert!(
+                        !text.contains(&format!("\"format\":\"{bad}\"")),
+                        "{}: {text}",
+                        e.spec.name
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn health_lists_the_backends_the_tools_call() {
+        assert_eq!(
+            catalogue().backends().into_iter().collect::<Vec<_>>(),
+            [Backend::CoreApiRead]
+        );
+    }
+
+    #[test]
+    fn docs_print_the_role_table() {
+        let docs = include_str!("../../../../docs/operations.md");
+        let table = catalogue().role_table();
+        assert!(
+            docs.contains(&table),
+            "docs/operations.md is out of date:\n{table}"
+        );
+    }
+
+    #[test]
+    fn docs_tools_md_is_generated_from_the_catalogue() {
+        let docs = include_str!("../../../../docs/tools.md");
+        assert!(
+            docs == reference::markdown(&catalogue()),
+            "docs/tools.md is out of date: run \
+             `cargo run -p mcp-gateway --example tools_reference > docs/tools.md`"
+        );
+    }
 }

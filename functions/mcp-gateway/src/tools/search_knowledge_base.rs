@@ -3,22 +3,29 @@
 //! only and the result says `degraded: true, degraded_reason: "embeddings_unavailable"`
 //! (SPEC §10).
 
+use std::time::Duration;
+
+use kosha_auth::Role;
+use kosha_contract::core_api::{ArticleHit, QUERY_MAX_CHARS, SearchRequest, TOP_K_MAX};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::types::ArticleHit;
-use super::{Call, ToolError, ToolSpec, args};
+use super::args::NOT_BLANK;
+use super::call::Call;
+use super::catalogue::{DEFAULT_MIN_BUDGET, Hints, Need, Spec, Tool};
+use super::error::ToolError;
+use crate::backends::Backend;
 
 /// Arguments.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Args {
     /// What to look for, 1–512 characters of natural language.
-    #[schemars(length(min = 1, max = 512))]
+    #[schemars(length(min = 1, max = QUERY_MAX_CHARS), extend("pattern" = NOT_BLANK))]
     pub query: String,
     /// How many articles, 1–20 (default 5).
-    #[schemars(range(min = 1, max = 20))]
-    pub top_k: Option<i64>,
+    #[schemars(range(min = 1, max = TOP_K_MAX))]
+    pub top_k: Option<u32>,
 }
 
 /// `structuredContent`.
@@ -33,47 +40,54 @@ pub struct Output {
     pub degraded_reason: Option<String>,
 }
 
-/// The tool's declaration.
-pub fn spec() -> ToolSpec {
-    ToolSpec::read::<Args, Output>(
-        "search_knowledge_base",
-        "Search knowledge base",
-        "Search the help-centre knowledge base (disputes, chargebacks, card fraud, refunds, \
-         sanctions screening, account limits, fees). Returns the best articles with a snippet.",
-        8_000,
-    )
-}
+/// The tool.
+#[derive(Debug)]
+pub struct SearchKnowledgeBase;
 
-/// Runs the tool.
-///
-/// # Errors
-/// `invalid_argument` for an empty or overlong query or a `top_k` outside 1–20, or the
-/// core-api errors of [`Call`].
-pub async fn call(call: &Call<'_>, args: Args) -> Result<Output, ToolError> {
-    args::check_chars("query", &args.query, 1, 512)?;
-    if args.query.trim().is_empty() {
-        return Err(ToolError::invalid("query", "must contain a word"));
-    }
-    let top_k = args.top_k.unwrap_or(5);
-    args::check_range("top_k", top_k, 1, 20)?;
-    let top_k = u32::try_from(top_k).map_err(|_| ToolError::invalid("top_k", "out of range"))?;
-    let answer = call
-        .core_api_read(|meta| {
-            let query = args.query.as_str();
-            async move { call.gateway.core_api.search(&meta, query, top_k).await }
+impl Tool for SearchKnowledgeBase {
+    type Args = Args;
+    type Output = Output;
+    const SPEC: Spec = Spec {
+        name: "search_knowledge_base",
+        title: "Search knowledge base",
+        description: "Search the help-centre knowledge base (disputes, chargebacks, card fraud, \
+                      refunds, sanctions screening, account limits, fees). Returns the best \
+                      articles with a snippet.",
+        hints: Hints::READ,
+        roles: &[Role::Agent],
+        budget: Duration::from_secs(8),
+        min_budget: DEFAULT_MIN_BUDGET,
+        needs: &[Need {
+            backend: Backend::CoreApiRead,
+            degraded_answer: false,
+        }],
+    };
+
+    /// # Errors
+    /// The core-api errors of [`Call::core_api_read`].
+    async fn run(call: &Call<'_>, args: Args) -> Result<Output, ToolError> {
+        let request = SearchRequest {
+            query: args.query,
+            top_k: args.top_k,
+        };
+        let answer = call
+            .core_api_read(|meta| {
+                let request = &request;
+                async move { call.gateway.core_api.search(&meta, request).await }
+            })
+            .await?;
+        if answer.degraded {
+            let reason = answer
+                .degraded_reason
+                .clone()
+                .unwrap_or_else(|| "unknown".to_owned());
+            metrics::counter!("degraded", "tool" => Self::SPEC.name, "reason" => reason)
+                .increment(1);
+        }
+        Ok(Output {
+            results: answer.results,
+            degraded: answer.degraded,
+            degraded_reason: answer.degraded_reason,
         })
-        .await?;
-    if answer.degraded {
-        let reason = answer
-            .degraded_reason
-            .clone()
-            .unwrap_or_else(|| "unknown".to_owned());
-        metrics::counter!("degraded", "tool" => "search_knowledge_base", "reason" => reason)
-            .increment(1);
     }
-    Ok(Output {
-        results: answer.results,
-        degraded: answer.degraded,
-        degraded_reason: answer.degraded_reason,
-    })
 }

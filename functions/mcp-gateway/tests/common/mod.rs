@@ -11,8 +11,10 @@ use http_body_util::BodyExt;
 use kosha_auth::dev::{self, MintClaims};
 use kosha_auth::jwks::{CacheTiming, StaticJwks};
 use kosha_auth::{Role, Verifier, VerifierConfig};
+use kosha_resilience::config::PolicyConfig;
 use kosha_resilience::overrides::NoOverrides;
 use kosha_resilience::rate_limit::{BucketConfig, LocalRateLimiter};
+use mcp_gateway::backends::PerBackend;
 use mcp_gateway::config::{CoreApiAuth, DEFAULT_BODY_READ_TIMEOUT, GatewayConfig};
 use mcp_gateway::state::Gateway;
 use serde_json::{Value, json};
@@ -62,6 +64,12 @@ pub fn config(core_api_url: &str, max_in_flight: usize) -> GatewayConfig {
         body_read_timeout: DEFAULT_BODY_READ_TIMEOUT,
         auth: verifier_config(),
         public_base_url: None,
+        state_table: "kosha-state".to_owned(),
+        rate_limit: kosha_state::RateLimitSettings::default(),
+        policies: PerBackend::try_new(|b| {
+            PolicyConfig::from_lookup(b.profile(), b.env_prefix(), |_| None)
+        })
+        .unwrap(),
     }
 }
 

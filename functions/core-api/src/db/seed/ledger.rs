@@ -1,5 +1,7 @@
 //! Accounts and transactions of the seed (SPEC §4): `acc_0001`…`acc_0050`, each with 100
-//! transactions, numbered `txn_000001`… in account order, booked during 2026 (UTC).
+//! transactions, numbered `txn_000001`… in account order, booked in the 365 days from [`BASE`] (2025-11-01 to
+//! 2026-10-31 UTC): a fixed period in the past, so the data is deterministic and no booking
+//! lies in the future.
 
 use time::{Duration, OffsetDateTime, macros::datetime};
 
@@ -10,8 +12,8 @@ pub const ACCOUNTS: u32 = 50;
 /// Transactions per account (so 5,000 in all).
 pub const TRANSACTIONS_PER_ACCOUNT: u32 = 100;
 /// Start of the booking period; no wall clock is ever read.
-pub const BASE: OffsetDateTime = datetime!(2026-01-01 00:00:00 UTC);
-/// Length of the booking period in days (all of 2026).
+pub const BASE: OffsetDateTime = datetime!(2025-11-01 00:00:00 UTC);
+/// Length of the booking period in days (to 2026-10-31).
 const DAYS: i64 = 365;
 
 /// A seeded account.
@@ -23,7 +25,7 @@ pub struct Account {
     pub display_name: String,
     /// ISO 4217 home currency.
     pub currency: &'static str,
-    /// When the account was opened (before 2026).
+    /// When the account was opened (before [`BASE`]).
     pub opened_at: OffsetDateTime,
 }
 

@@ -1,0 +1,158 @@
+//! core-api's request and response bodies (SPEC §4). The gateway sends and reads these; core-api
+//! reads and sends them. The tools' `outputSchema` is generated from the same types, so a
+//! field added here shows in `tools/list` too.
+//!
+//! | route | request | answer |
+//! |---|---|---|
+//! | `GET /v1/transactions/{id}` | — | [`TransactionResponse`] |
+//! | `GET /v1/accounts/{id}/transactions` | query [`ListTransactionsQuery`] | [`TransactionPage`] |
+//! | `POST /v1/knowledge/search` | [`SearchRequest`] | [`SearchResponse`] |
+//! | `GET /v1/health` | — | [`Health`] |
+//!
+//! Every error answer is an [`crate::error::ErrorBody`].
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// Default page size of `list_transactions`.
+pub const LIST_LIMIT_DEFAULT: u32 = 20;
+/// Largest page size of `list_transactions`.
+pub const LIST_LIMIT_MAX: u32 = 100;
+/// Longest `cursor` accepted, in characters.
+pub const CURSOR_MAX_CHARS: usize = 512;
+/// Longest search query, in characters (Unicode scalar values).
+pub const QUERY_MAX_CHARS: usize = 512;
+/// Default number of search results.
+pub const TOP_K_DEFAULT: u32 = 5;
+/// Largest number of search results.
+pub const TOP_K_MAX: u32 = 20;
+/// `degraded_reason` when embeddings were unavailable and ranking is full text only
+/// (SPEC §10).
+pub const EMBEDDINGS_UNAVAILABLE: &str = "embeddings_unavailable";
+
+/// One card or account transaction. Amounts are integers in minor units (cents).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct Transaction {
+    /// `txn_000001` …
+    pub transaction_id: String,
+    /// `acc_0001` …
+    pub account_id: String,
+    /// Amount in minor units (cents).
+    pub amount_minor: i64,
+    /// ISO 4217 code, e.g. `EUR`.
+    pub currency: String,
+    /// Merchant name as booked.
+    pub merchant: String,
+    /// Spending category, e.g. `groceries`.
+    pub category: String,
+    /// `booked`, `pending` or `reversed`.
+    pub status: String,
+    /// Booking time, RFC 3339 UTC (`2026-03-04T10:15:00Z`).
+    #[schemars(extend("format" = "date-time"))]
+    pub booked_at: String,
+}
+
+/// Answer of `GET /v1/transactions/{id}`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TransactionResponse {
+    /// The transaction.
+    pub transaction: Transaction,
+}
+
+/// Query of `GET /v1/accounts/{id}/transactions`; absent fields are left out of the query
+/// string.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ListTransactionsQuery {
+    /// Page size, 1–[`LIST_LIMIT_MAX`] (default [`LIST_LIMIT_DEFAULT`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limit: Option<u32>,
+    /// `next_cursor` of the previous page (opaque, at most [`CURSOR_MAX_CHARS`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cursor: Option<String>,
+    /// Inclusive lower bound on `booked_at`, RFC 3339.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub from: Option<String>,
+    /// Inclusive upper bound on `booked_at`, RFC 3339.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub to: Option<String>,
+}
+
+/// Answer of `GET /v1/accounts/{id}/transactions`: newest first.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TransactionPage {
+    /// This page, newest first (`booked_at` desc, then `transaction_id` desc).
+    pub transactions: Vec<Transaction>,
+    /// Cursor of the next page; `null` on the last page.
+    pub next_cursor: Option<String>,
+}
+
+/// Body of `POST /v1/knowledge/search`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SearchRequest {
+    /// Free text, 1–[`QUERY_MAX_CHARS`] characters, not blank.
+    pub query: String,
+    /// Results wanted, 1–[`TOP_K_MAX`] (default [`TOP_K_DEFAULT`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub top_k: Option<u32>,
+}
+
+/// One knowledge-base search hit.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct ArticleHit {
+    /// `kb_001` …
+    pub article_id: String,
+    /// Article title.
+    pub title: String,
+    /// A short plain-text excerpt around the matched terms.
+    pub snippet: String,
+    /// Relevance in [0, 1), higher is better; comparable within one answer only.
+    pub score: f64,
+}
+
+/// Answer of `POST /v1/knowledge/search`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SearchResponse {
+    /// Best first.
+    pub results: Vec<ArticleHit>,
+    /// `true` when ranking fell back to full text only (SPEC §10).
+    pub degraded: bool,
+    /// Why: [`EMBEDDINGS_UNAVAILABLE`]; absent when not degraded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub degraded_reason: Option<String>,
+}
+
+/// Answer of `GET /v1/health` when healthy.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Health {
+    /// `ok`.
+    pub status: String,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn absent_optional_fields_stay_off_the_wire() {
+        let q = ListTransactionsQuery {
+            limit: Some(5),
+            ..ListTransactionsQuery::default()
+        };
+        assert_eq!(serde_json::to_value(&q).unwrap(), json!({"limit": 5}));
+        let s = SearchRequest {
+            query: "fees".into(),
+            top_k: None,
+        };
+        assert_eq!(serde_json::to_value(&s).unwrap(), json!({"query": "fees"}));
+    }
+
+    #[test]
+    fn unknown_request_fields_are_refused() {
+        assert!(
+            serde_json::from_value::<SearchRequest>(json!({"query": "x", "limit": 3})).is_err()
+        );
+    }
+}

@@ -1,0 +1,21 @@
+//! kosha-contract: the wire contract between Kosha's functions (SPEC §4, §7, §8), one
+//! definition of each fact, used by both sides of every hop so they cannot drift apart.
+//!
+//! - [`headers`]: the service-to-service header names (SPEC §7, §9, §12).
+//! - [`ids`]: the id shapes (SPEC §3) and their checks.
+//! - [`dependency`]: the dependency names of SPEC §8 (override keys, metric dimensions).
+//! - [`error`]: the error codes (SPEC §3) and the error body of SPEC §7.
+//! - [`core_api`]: core-api's request and response bodies (SPEC §4).
+//! - [`screening`]: screening-sim's request and response bodies (SPEC §4).
+//!
+//! The crate depends on serde and schemars only, so fuzz targets and every function can use it
+//! without pulling in HTTP or AWS crates.
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
+
+pub mod core_api;
+pub mod dependency;
+pub mod error;
+pub mod headers;
+pub mod ids;
+pub mod screening;

@@ -1,0 +1,51 @@
+//! screening-sim's request and response bodies (SPEC §4): `POST /v1/screen`.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// Longest name screened, in characters.
+pub const NAME_MAX_CHARS: usize = 200;
+
+/// Body of `POST /v1/screen`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ScreenRequest {
+    /// A person's or an entity's name, 1–[`NAME_MAX_CHARS`] characters.
+    pub name: String,
+    /// ISO 3166-1 alpha-2 country code.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub country: Option<String>,
+    /// `YYYY-MM-DD`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub date_of_birth: Option<String>,
+}
+
+/// The verdict of one screening.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ScreenStatus {
+    /// No watchlist entry scored at or above the threshold.
+    Clear,
+    /// At least one entry did; a human must review.
+    PotentialMatch,
+}
+
+/// One watchlist entry that matched.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct ScreenMatch {
+    /// `wl_00001` …
+    pub list_entry_id: String,
+    /// The entry's primary name.
+    pub name: String,
+    /// Similarity in [0, 1], at or above the threshold.
+    pub score: f64,
+}
+
+/// Answer of `POST /v1/screen`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ScreenResponse {
+    /// The verdict.
+    pub status: ScreenStatus,
+    /// Best first; empty when `clear`.
+    pub matches: Vec<ScreenMatch>,
+}

@@ -1,0 +1,157 @@
+//! One `tools/call` in progress ([`Call`]): who is calling, by when it must answer, and the
+//! gateway's clients; plus the one mapping from a dependency's errors to tool errors
+//! (SPEC §3, §6, §7).
+
+use std::future::Future;
+use std::time::Duration;
+
+use kosha_contract::dependency::Dependency;
+use kosha_contract::error::ErrorCode;
+use kosha_resilience::deadline::Deadline;
+use kosha_resilience::policy::PolicyError;
+use kosha_resilience::retry::Idempotency;
+
+use crate::backends::Backend;
+use crate::backends::core_api::{CallMeta, CoreApiError};
+use crate::state::Gateway;
+use crate::tools::error::ToolError;
+
+/// Margin the gateway keeps for itself on the hop to core-api (SPEC §7): core-api is sent
+/// `deadline − 150 ms`.
+pub const CORE_API_HOP_MARGIN: Duration = Duration::from_millis(150);
+
+/// One `tools/call` in progress: who is calling and by when it must answer.
+#[derive(Debug)]
+pub struct Call<'a> {
+    /// Shared gateway state (clients, policies).
+    pub gateway: &'a Gateway,
+    /// The backends the served tools call (`get_service_health` reports them).
+    pub backends: &'a [Backend],
+    /// The caller's `client_id`, forwarded as `X-Kosha-Principal`.
+    pub principal: Option<&'a str>,
+    /// The absolute deadline of this call.
+    pub deadline: Deadline,
+}
+
+impl Call<'_> {
+    /// Time left before the deadline (zero once passed).
+    pub fn remaining(&self) -> Duration {
+        self.deadline.remaining()
+    }
+
+    /// Runs one core-api read under the gateway's policy and maps its errors to tool errors.
+    ///
+    /// # Errors
+    /// [`ToolError`] per SPEC §3: core-api's 4xx as the matching tool error, 5xx or an
+    /// unreachable core-api as `dependency_unavailable`, a passed deadline as
+    /// `deadline_exceeded`.
+    pub async fn core_api_read<T, F, Fut>(&self, mut op: F) -> Result<T, ToolError>
+    where
+        F: FnMut(CallMeta) -> Fut,
+        Fut: Future<Output = Result<T, CoreApiError>>,
+    {
+        let downstream = self.deadline.child(CORE_API_HOP_MARGIN);
+        let header = downstream.to_header();
+        self.gateway
+            .policy(Backend::CoreApiRead)
+            .call(&self.deadline, Idempotency::Idempotent, |attempt| {
+                op(CallMeta {
+                    principal: self.principal.map(str::to_owned),
+                    deadline_header: Some(header.clone()),
+                    timeout: attempt.timeout,
+                })
+            })
+            .await
+            .map_err(|e| map_policy_error(e, Dependency::CoreApi))
+    }
+}
+
+/// Seconds for `retry_after_s`, rounded up so a client never retries early.
+fn ceil_secs(d: Duration) -> u64 {
+    d.as_millis().div_ceil(1000).try_into().unwrap_or(u64::MAX)
+}
+
+/// How long a client should wait on a forced-open breaker with no expiry: the override is
+/// re-read every 5 s (SPEC §8), so sooner cannot succeed.
+const FORCED_OPEN_RETRY: Duration = Duration::from_secs(5);
+
+/// The one mapping from the policy's rejections and failures to tool errors (SPEC §3, §6).
+fn map_policy_error(e: PolicyError<CoreApiError>, dependency: Dependency) -> ToolError {
+    match e {
+        PolicyError::DeadlineExceeded => ToolError::DeadlineExceeded {
+            dependency: Some(dependency),
+        },
+        PolicyError::BulkheadFull => ToolError::Overloaded {
+            dependency: Some(dependency),
+            retry_after_s: Some(1),
+        },
+        PolicyError::CircuitOpen { retry_after } => {
+            metrics::counter!("shed", "reason" => "breaker_open").increment(1);
+            ToolError::DependencyUnavailable {
+                dependency,
+                retry_after_s: Some(ceil_secs(retry_after).max(1)),
+            }
+        }
+        PolicyError::ForcedOpen { retry_after, .. } => {
+            metrics::counter!("shed", "reason" => "forced_open").increment(1);
+            ToolError::DependencyUnavailable {
+                dependency,
+                retry_after_s: Some(ceil_secs(retry_after.unwrap_or(FORCED_OPEN_RETRY)).max(1)),
+            }
+        }
+        PolicyError::AttemptTimeout => ToolError::DependencyUnavailable {
+            dependency,
+            retry_after_s: None,
+        },
+        PolicyError::Inner(e) => map_core_api_error(e),
+    }
+}
+
+/// The one mapping from core-api failures to tool errors (SPEC §3, §7).
+fn map_core_api_error(e: CoreApiError) -> ToolError {
+    const DEP: Dependency = Dependency::CoreApi;
+    let secs = |d: Option<Duration>| d.map(ceil_secs);
+    match e {
+        CoreApiError::Status {
+            status,
+            code,
+            message,
+            retry_after,
+            dependency,
+        } => match (status.as_u16(), code) {
+            (400 | 422, _) => ToolError::invalid("", message),
+            (404, _) => ToolError::NotFound(message),
+            (409, _) => ToolError::Conflict(message),
+            (_, ErrorCode::DeadlineExceeded) | (504, _) => ToolError::DeadlineExceeded {
+                dependency: Some(DEP),
+            },
+            (429, _) | (503, ErrorCode::Overloaded) => ToolError::Overloaded {
+                dependency: Some(DEP),
+                retry_after_s: secs(retry_after).or(Some(1)),
+            },
+            (500..=599, _) => ToolError::DependencyUnavailable {
+                // core-api names its own failing dependency (postgres, openai); anything
+                // else is core-api's fault.
+                dependency: dependency
+                    .filter(|d| matches!(d, Dependency::Postgres | Dependency::OpenAi))
+                    .unwrap_or(DEP),
+                retry_after_s: secs(retry_after),
+            },
+            _ => {
+                tracing::error!(
+                    status = status.as_u16(),
+                    code = code.as_str(),
+                    "unexpected core-api status"
+                );
+                ToolError::Internal
+            }
+        },
+        CoreApiError::Connect
+        | CoreApiError::Timeout
+        | CoreApiError::Decode
+        | CoreApiError::Signing(_) => ToolError::DependencyUnavailable {
+            dependency: DEP,
+            retry_after_s: None,
+        },
+    }
+}

@@ -1,0 +1,362 @@
+//! The tool catalogue: every tool's spec, declared once in its module as a [`Tool`]
+//! implementation, and everything derived from it — `tools/list`, dispatch, role visibility,
+//! the budgets, and `get_service_health`'s dependency list.
+//!
+//! A tool is served if and only if [`Catalogue::new`] lists it; its name, schemas, roles,
+//! budget and handler come from the one `impl Tool`, so it cannot be half-registered (listed
+//! but not dispatched, or visible to no role by accident).
+//!
+//! - **Visibility (SPEC §5):** a principal sees and may call the tools whose [`Spec::roles`]
+//!   share a role with it (a tester, in both groups, gets the union). A tool it may not use
+//!   is absent from its `tools/list` and calling it answers as an unknown tool (−32602), so
+//!   both paths go through [`Catalogue::visible`].
+//! - **Schemas (SPEC §3):** `inputSchema` from the argument type; `outputSchema` is
+//!   `{"type": "object", "anyOf": [<result>, <error>]}`, so a client that validates
+//!   `structuredContent` (the TypeScript SDK does) accepts tool errors too. Formats that are
+//!   not JSON Schema 2020-12's (schemars' `uint32`, `int64`, …) are removed.
+
+use std::collections::BTreeSet;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::{Arc, OnceLock};
+use std::time::Duration;
+
+use kosha_auth::Role;
+use kosha_contract::error::ErrorBody;
+use rmcp::handler::server::tool::{schema_for_output, schema_for_type};
+use rmcp::model::{JsonObject, ToolAnnotations};
+use schemars::JsonSchema;
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde_json::{Map, Value, json};
+
+use super::args::ArgsSchema;
+use super::call::Call;
+use super::error::ToolError;
+use crate::backends::Backend;
+
+/// The default minimum remaining budget at tool start (SPEC §6): below it the call fails
+/// `deadline_exceeded` without calling anything.
+pub const DEFAULT_MIN_BUDGET: Duration = Duration::from_millis(300);
+
+/// A dependency a tool calls.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Need {
+    /// Which backend.
+    pub backend: Backend,
+    /// Whether the tool still answers (degraded, SPEC §10) when this backend is unavailable.
+    pub degraded_answer: bool,
+}
+
+/// The MCP tool annotations (hints to the client, MCP 2025-06-18 `ToolAnnotations`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Hints {
+    /// The tool does not modify its environment.
+    pub read_only: bool,
+    /// A modification may be destructive.
+    pub destructive: bool,
+    /// Repeating a call with the same arguments has no further effect.
+    pub idempotent: bool,
+    /// The tool talks to an open world (the internet) rather than a closed one.
+    pub open_world: bool,
+}
+
+impl Hints {
+    /// A read-only, idempotent, closed-world tool.
+    pub const READ: Self = Self {
+        read_only: true,
+        destructive: false,
+        idempotent: true,
+        open_world: false,
+    };
+}
+
+/// Everything about a tool but its types and handler.
+#[derive(Debug, Clone, Copy)]
+pub struct Spec {
+    /// The tool's name (`get_transaction`).
+    pub name: &'static str,
+    /// Human-readable title.
+    pub title: &'static str,
+    /// What it does, for the model.
+    pub description: &'static str,
+    /// Annotations.
+    pub hints: Hints,
+    /// Roles that may see and call it (SPEC §4 "role").
+    pub roles: &'static [Role],
+    /// Time budget from call start (SPEC §4 "budget").
+    pub budget: Duration,
+    /// Least remaining budget to start the tool (SPEC §6); zero for tools that call nothing.
+    pub min_budget: Duration,
+    /// Dependencies it calls (SPEC §4 "deps").
+    pub needs: &'static [Need],
+}
+
+/// A tool: its spec, argument and result types, and its handler.
+pub trait Tool: Send + Sync + 'static {
+    /// The arguments; their JSON Schema is the `inputSchema`.
+    type Args: DeserializeOwned + JsonSchema + Send + 'static;
+    /// The result's `structuredContent`; its JSON Schema is half of the `outputSchema`.
+    type Output: Serialize + JsonSchema + 'static;
+    /// The spec.
+    const SPEC: Spec;
+    /// Runs the tool with checked arguments.
+    fn run(
+        call: &Call<'_>,
+        args: Self::Args,
+    ) -> impl Future<Output = Result<Self::Output, ToolError>> + Send;
+}
+
+type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+type Handler = for<'c, 'g> fn(
+    &'c Entry,
+    &'c Call<'g>,
+    Option<JsonObject>,
+) -> BoxFuture<'c, Result<Value, ToolError>>;
+
+/// One served tool.
+pub struct Entry {
+    /// The spec.
+    pub spec: Spec,
+    /// What `tools/list` shows.
+    pub tool: rmcp::model::Tool,
+    /// The `inputSchema`, compiled on the first call (not at start-up: Lambda init time).
+    args: OnceLock<Result<ArgsSchema, String>>,
+    handler: Handler,
+}
+
+impl std::fmt::Debug for Entry {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Entry")
+            .field("name", &self.spec.name)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Entry {
+    /// The entry of tool `T`.
+    pub fn of<T: Tool>() -> Self {
+        let spec = T::SPEC;
+        let hints = spec.hints;
+        let annotations = ToolAnnotations::with_title(spec.title)
+            .read_only(hints.read_only)
+            .destructive(hints.destructive)
+            .idempotent(hints.idempotent)
+            .open_world(hints.open_world);
+        let input = standard_formats_only(Value::Object((*schema_for_type::<T::Args>()).clone()));
+        let tool = rmcp::model::Tool::new_with_raw(
+            spec.name,
+            Some(spec.description.into()),
+            Arc::new(object(input)),
+        )
+        .with_title(spec.title)
+        .with_raw_output_schema(Arc::new(object(output_schema::<T::Output>())))
+        .with_annotations(annotations);
+        Self {
+            spec,
+            tool,
+            args: OnceLock::new(),
+            handler: handle::<T>,
+        }
+    }
+
+    /// Whether a principal with `roles` may see and call this tool.
+    pub fn allowed(&self, roles: &[Role]) -> bool {
+        self.spec.roles.iter().any(|r| roles.contains(r))
+    }
+
+    /// The compiled `inputSchema`.
+    ///
+    /// # Errors
+    /// [`ToolError::Internal`] when the schema does not compile (a bug in the tool's argument
+    /// type; the catalogue's tests compile every one).
+    pub fn args_schema(&self) -> Result<&ArgsSchema, ToolError> {
+        self.args
+            .get_or_init(|| {
+                let schema = Value::Object((*self.tool.input_schema).clone());
+                ArgsSchema::compile(&schema)
+            })
+            .as_ref()
+            .map_err(|e| {
+                tracing::error!(tool = self.spec.name, error = %e, "inputSchema does not compile");
+                ToolError::Internal
+            })
+    }
+
+    /// Checks `arguments` against the `inputSchema`, runs the tool and serializes its result.
+    ///
+    /// # Errors
+    /// [`ToolError`]: `invalid_argument` from the schema, or the tool's own.
+    pub async fn run(
+        &self,
+        call: &Call<'_>,
+        arguments: Option<JsonObject>,
+    ) -> Result<Value, ToolError> {
+        (self.handler)(self, call, arguments).await
+    }
+}
+
+fn handle<'c, T: Tool>(
+    entry: &'c Entry,
+    call: &'c Call<'_>,
+    arguments: Option<JsonObject>,
+) -> BoxFuture<'c, Result<Value, ToolError>> {
+    Box::pin(async move {
+        let args = entry.args_schema()?.parse::<T::Args>(arguments)?;
+        let out = T::run(call, args).await?;
+        serde_json::to_value(out).map_err(|e| {
+            tracing::error!(tool = T::SPEC.name, error = %e, "tool output did not serialize");
+            ToolError::Internal
+        })
+    })
+}
+
+/// Every tool the gateway serves, in `tools/list` order.
+#[derive(Debug)]
+pub struct Catalogue {
+    entries: Vec<Entry>,
+}
+
+impl Catalogue {
+    /// A catalogue serving `entries`, in that order ([`super::catalogue()`] is the gateway's).
+    pub fn new(entries: Vec<Entry>) -> Self {
+        Self { entries }
+    }
+
+    /// Every tool, in `tools/list` order.
+    pub fn all(&self) -> impl Iterator<Item = &Entry> {
+        self.entries.iter()
+    }
+
+    /// The tools a principal with `roles` may see, in `tools/list` order.
+    pub fn visible<'a>(&'a self, roles: &'a [Role]) -> impl Iterator<Item = &'a Entry> + 'a {
+        self.entries.iter().filter(|e| e.allowed(roles))
+    }
+
+    /// Tool `name`, if a principal with `roles` may call it (else as if it did not exist).
+    pub fn find(&self, name: &str, roles: &[Role]) -> Option<&Entry> {
+        self.entries
+            .iter()
+            .find(|e| e.spec.name == name && e.allowed(roles))
+    }
+
+    /// Every backend some tool calls: `get_service_health`'s dependencies.
+    pub fn backends(&self) -> BTreeSet<Backend> {
+        self.entries
+            .iter()
+            .flat_map(|e| e.spec.needs.iter().map(|n| n.backend))
+            .collect()
+    }
+
+    /// The role table as Markdown (`| tool | agent | operator |`), as printed in
+    /// `docs/operations.md` (a test keeps them equal).
+    pub fn role_table(&self) -> String {
+        let roles = [Role::Agent, Role::Operator];
+        let mut out = String::from("| tool | agent | operator |\n|---|---|---|\n");
+        for e in &self.entries {
+            out.push_str(&format!("| `{}` |", e.spec.name));
+            for role in roles {
+                out.push_str(if e.allowed(&[role]) {
+                    " yes |"
+                } else {
+                    " no |"
+                });
+            }
+            out.push('\n');
+        }
+        out
+    }
+}
+
+fn object(v: Value) -> JsonObject {
+    match v {
+        Value::Object(m) => m,
+        _ => Map::new(),
+    }
+}
+
+/// `{"type": "object", "anyOf": [<result>, <error>], "$defs": …}` (SPEC §3): both halves'
+/// `$defs` are hoisted to the top, where their `$ref`s (`#/$defs/…`) resolve.
+fn output_schema<O: JsonSchema + 'static>() -> Value {
+    let mut defs = Map::new();
+    let mut half = |schema: Arc<JsonObject>| {
+        let mut s = (*schema).clone();
+        s.remove("$schema");
+        if let Some(Value::Object(d)) = s.remove("$defs") {
+            defs.extend(d);
+        }
+        Value::Object(s)
+    };
+    let result = half(schema_for_output::<O>());
+    let error = half(schema_for_output::<ErrorBody>());
+    let mut out = json!({
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "type": "object",
+        "anyOf": [result, error],
+    });
+    if !defs.is_empty() {
+        out["$defs"] = Value::Object(defs);
+    }
+    standard_formats_only(out)
+}
+
+/// The `format` values of JSON Schema 2020-12 (§7.3); others are removed, as validators
+/// (Ajv in the TypeScript SDK) warn on or refuse unknown formats.
+const STANDARD_FORMATS: [&str; 19] = [
+    "date-time",
+    "date",
+    "time",
+    "duration",
+    "email",
+    "idn-email",
+    "hostname",
+    "idn-hostname",
+    "ipv4",
+    "ipv6",
+    "uri",
+    "uri-reference",
+    "iri",
+    "iri-reference",
+    "uuid",
+    "uri-template",
+    "json-pointer",
+    "relative-json-pointer",
+    "regex",
+];
+
+/// `schema` without any `format` that is not in [`STANDARD_FORMATS`], at any depth.
+fn standard_formats_only(mut schema: Value) -> Value {
+    fn walk(v: &mut Value) {
+        match v {
+            Value::Object(m) => {
+                if m.get("format")
+                    .and_then(Value::as_str)
+                    .is_some_and(|f| !STANDARD_FORMATS.contains(&f))
+                {
+                    m.remove("format");
+                }
+                m.values_mut().for_each(walk);
+            }
+            Value::Array(items) => items.iter_mut().for_each(walk),
+            _ => {}
+        }
+    }
+    walk(&mut schema);
+    schema
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn formats_outside_json_schema_2020_12_are_removed_at_any_depth() {
+        let kept = standard_formats_only(
+            json!({"a": {"format": "date-time"}, "b": [{"format": "uint8"}], "c": {"format": "int64"}}),
+        );
+        assert_eq!(
+            kept,
+            json!({"a": {"format": "date-time"}, "b": [{}], "c": {}})
+        );
+    }
+}
