@@ -24,6 +24,23 @@ ensure_venv() {
   echo "$want" > "$stamp"
 }
 
+# The TypeScript clients (tests/ts: the official MCP TypeScript SDK and conformance suite),
+# installed from the npm registry with `npm ci` into tests/ts/node_modules (git-ignored);
+# reinstalled only when tests/ts/package-lock.json or the Node version changes. No package
+# there runs an install script (--ignore-scripts), so nothing is downloaded but the tarballs.
+TS_DIR="$ROOT/tests/ts"
+ensure_node_modules() {
+  local stamp="$TS_DIR/node_modules/.kosha-lock.sha256" want
+  command -v node >/dev/null && command -v npm >/dev/null || { echo "node and npm are needed for tests/ts" >&2; return 1; }
+  want="$(cat "$TS_DIR/package-lock.json" <(node --version) | sha256sum | cut -d' ' -f1)"
+  if [[ -f "$stamp" && "$(cat "$stamp")" == "$want" ]]; then
+    return 0
+  fi
+  log "installing the TypeScript clients into tests/ts/node_modules (npm ci)"
+  (cd "$TS_DIR" && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error) || return 1
+  echo "$want" > "$stamp"
+}
+
 # A free TCP port on loopback.
 free_port() {
   python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'
