@@ -28,6 +28,8 @@ const ROOT = path.resolve(TS, '../..');
 const SUITE = path.join(TS, 'node_modules/@modelcontextprotocol/conformance/dist/index.js');
 const REVISIONS = ['2025-11-25', '2026-07-28'];
 const WIRE_CHECK = 'wire-schema-valid';
+/** Longest one revision's run may take (KOSHA_CONFORMANCE_TIMEOUT_S, default 600). */
+const TIMEOUT_S = Number(process.env.KOSHA_CONFORMANCE_TIMEOUT_S ?? 600);
 
 function parseArgs(argv) {
   const opts = { revisions: [], out: undefined, strict: false, baseline: path.join(HERE, 'baseline.txt') };
@@ -100,8 +102,14 @@ function runSuite(revision, url, token, out) {
     });
     child.stdout.pipe(log, { end: false });
     child.stderr.pipe(log, { end: false });
+    // Bounded: a gateway that stops answering must not hold CI (the suite's own requests
+    // time out after 10-30 s each, but there are hundreds).
+    const limit = setTimeout(() => {
+      log.write(`\nrun.mjs: killed after ${TIMEOUT_S} s\n`);
+      child.kill('SIGKILL');
+    }, TIMEOUT_S * 1000);
     child.on('error', reject);
-    child.on('close', (code) => { log.end(); resolve({ code, dir }); });
+    child.on('close', (code) => { clearTimeout(limit); log.end(); resolve({ code, dir }); });
   });
 }
 
