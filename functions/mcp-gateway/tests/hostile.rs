@@ -562,3 +562,122 @@ async fn auth_and_host_refusals_use_implementation_defined_codes() {
         );
     }
 }
+
+// ---------------------------------------------------------------- issue 17 (PROTOTYPE)
+
+/// `POST /mcp` with `headers` replacing the conforming defaults of [`post`].
+fn post_with(headers: &[(&str, &str)], body: &Value) -> Request<Body> {
+    let mut req = post(&agent(), body.to_string());
+    for (name, value) in headers {
+        let name = http::header::HeaderName::from_bytes(name.as_bytes()).unwrap();
+        req.headers_mut().insert(name, value.parse().unwrap());
+    }
+    req
+}
+
+#[tokio::test]
+async fn header_refusals_spend_no_rate_limit_token() {
+    let app = app("http://127.0.0.1:9", 1.0, 64);
+    let call = json!({"jsonrpc": "2.0", "id": 5, "method": "tools/call",
+                      "params": {"name": "get_service_health", "arguments": {}}});
+    for (headers, status) in [
+        (
+            vec![("content-type", "text/plain")],
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+        ),
+        (
+            vec![("accept", "application/json")],
+            StatusCode::NOT_ACCEPTABLE,
+        ),
+        (
+            vec![("mcp-protocol-version", "2099-01-01")],
+            StatusCode::BAD_REQUEST,
+        ),
+        (
+            vec![
+                ("mcp-protocol-version", "2026-07-28"),
+                ("mcp-method", "tools/list"),
+                ("mcp-name", "get_service_health"),
+            ],
+            StatusCode::BAD_REQUEST,
+        ),
+        (
+            vec![
+                ("mcp-protocol-version", "2026-07-28"),
+                ("mcp-method", "tools/call"),
+                ("mcp-name", "wrong_tool_name"),
+            ],
+            StatusCode::BAD_REQUEST,
+        ),
+    ] {
+        for _ in 0..3 {
+            let resp = app
+                .clone()
+                .oneshot(post_with(&headers, &call))
+                .await
+                .unwrap();
+            assert_eq!(resp.status(), status, "{headers:?}");
+        }
+    }
+    // The bucket's one token is still there; then it is empty.
+    let resp = agent_call(&app, 6, "get_service_health", json!({})).await;
+    assert_eq!(resp.status(), StatusCode::OK);
+    let resp = agent_call(&app, 7, "get_service_health", json!({})).await;
+    assert_eq!(resp.status(), StatusCode::TOO_MANY_REQUESTS);
+    assert!(resp.headers().contains_key("retry-after"));
+    let body = json_body(resp).await;
+    assert_eq!(body["id"], 7);
+    assert_eq!(body["error"]["code"], -32029);
+    assert_eq!(body["error"]["data"]["code"], "rate_limited");
+}
+
+#[tokio::test]
+async fn an_mcp_name_mismatch_is_400_header_mismatch_when_the_bucket_is_empty() {
+    let app = app("http://127.0.0.1:9", 1.0, 64);
+    let resp = agent_call(&app, 1, "get_service_health", json!({})).await;
+    assert_eq!(resp.status(), StatusCode::OK);
+    let call = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+                      "params": {"name": "get_service_health", "arguments": {}}});
+    let headers = [
+        ("mcp-protocol-version", "2026-07-28"),
+        ("mcp-method", "tools/call"),
+        ("mcp-name", "wrong_tool_name"),
+    ];
+    let resp = app.oneshot(post_with(&headers, &call)).await.unwrap();
+    assert_eq!(resp.status(), StatusCode::BAD_REQUEST);
+    assert_eq!(json_body(resp).await["error"]["code"], -32020);
+}
+
+#[tokio::test]
+async fn removed_and_unserved_methods_at_2026_07_28_are_404_method_not_found() {
+    let app = app("http://127.0.0.1:9", 100.0, 64);
+    let meta = json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientInfo": {"name": "conformance-client", "version": "1.0.0"},
+        "io.modelcontextprotocol/clientCapabilities": {}
+    });
+    for method in [
+        "initialize",
+        "ping",
+        "logging/setLevel",
+        "resources/subscribe",
+        "resources/unsubscribe",
+        "unknown/method",
+    ] {
+        let body =
+            json!({"jsonrpc": "2.0", "id": 500, "method": method, "params": {"_meta": meta}});
+        let headers = [
+            ("mcp-protocol-version", "2026-07-28"),
+            ("mcp-method", method),
+        ];
+        let resp = app
+            .clone()
+            .oneshot(post_with(&headers, &body))
+            .await
+            .unwrap();
+        assert_eq!(resp.status(), StatusCode::NOT_FOUND, "{method}");
+        let answer = json_body(resp).await;
+        assert_eq!(answer["error"]["code"], -32601, "{method}");
+        assert_eq!(answer["id"], 500, "{method}");
+    }
+}
