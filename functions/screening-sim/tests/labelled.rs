@@ -12,6 +12,7 @@
 //!
 //! The floors sit a little under the measured figures, so a regression fails the test and
 //! noise from a watchlist change does not.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test helpers outside #[test] fns
 
 mod support;
 

@@ -41,7 +41,7 @@
 //! sharing a distinctive brand with a listed one ("Volganeft Logistics" against "Volganeft
 //! Trading"), where analysts themselves disagree.
 
-#![allow(dead_code)]
+#![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
 
 use std::collections::HashMap;
 use std::sync::OnceLock;
@@ -51,7 +51,7 @@ use screening_sim::watchlist::pools::{Family, Given, arabic, asian, slavic, west
 use screening_sim::watchlist::{EntryKind, SplitMix64, Watchlist, WatchlistEntry};
 
 /// The generator's seed (independent of the watchlist's).
-pub const LABELLED_SEED: u64 = 0x1abe_11ed_5e7_0001;
+pub const LABELLED_SEED: u64 = 0x01ab_e11e_d5e7_0001;
 
 /// One labelled query.
 #[derive(Debug, Clone)]
