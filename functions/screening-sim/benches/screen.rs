@@ -1,6 +1,7 @@
 //! Cost of one screening against the bundled watchlist (1,000+ entries, about 2,500 names),
 //! validation included, for the kinds of query the service sees: a clear Latin name, a
-//! Latin match, a Cyrillic alias, an Arabic alias, a long entity name. Also the one-off cost
+//! Latin match, a Cyrillic alias, an Arabic alias, a long entity name, a 200-character name
+//! (the worst case). Also the one-off cost
 //! of building the index.
 //!
 //! Run: `cargo bench -p screening-sim --bench screen -- --warm-up-time 1 --measurement-time 3`.
@@ -47,6 +48,20 @@ fn queries() -> Vec<(&'static str, ScreenRequest)> {
             ScreenRequest::new(cyrillic, Some("RU"), None),
         ),
         ("arabic_alias", ScreenRequest::new(arabic, None, None)),
+        (
+            // Worst case: a 200-character name of 26 tokens, each compared with the vocabulary.
+            "max_length_name",
+            ScreenRequest::new(
+                "Abdulrahman Mohammed Khalid Ibrahim Youssef Mustafa Hassan Hussein Al-Tamimi Sergei \
+                 Viktorovich Ivanov Zhang Jianguo Kim Yong Su José Luis García Pérez Mehmet Yılmaz \
+                 John Smith Ana María"
+                    .chars()
+                    .take(200)
+                    .collect::<String>(),
+                None,
+                None,
+            ),
+        ),
         (
             "long_entity",
             ScreenRequest::new(

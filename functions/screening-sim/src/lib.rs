@@ -8,8 +8,14 @@
 //!   legal forms, tokens.
 //! - [`request`]: the request `{name, country?, date_of_birth?}` and its validation, with a
 //!   typed `invalid_argument` error naming the field.
-//! - [`matching`]: the [`Screener`]: token-set Jaro–Winkler over every name of every entry,
-//!   date of birth and country as evidence, a threshold (default 0.85) for `potential_match`.
+//! - [`matching`]: the [`Screener`]: tokens aligned as a set by Jaro–Winkler (`strsim`) with
+//!   Double Metaphone (`rphonetic`) telling transliterations from different names, best over
+//!   every name of every entry, date of birth and country as evidence, a threshold (default
+//!   0.85) for `potential_match`.
+//!
+//! Choices where SPEC §4 is silent: mixed-script names are screened (folded), not refused;
+//! lower-case country codes are accepted; a date of birth must be 1900-01-01..today; at most
+//! 10 matches are returned; scores have 4 decimals (see [`request`] and [`matching`]).
 //!
 //! Use:
 //! ```

@@ -8,8 +8,10 @@
 //! [`DEFAULT_THRESHOLD`], 0.85, issue 12). The answer is `potential_match` with the matches
 //! best first (ties by id), at most [`MatchConfig::max_matches`] of them, or `clear` with none.
 //! The scoring is token based because names are: reordering, dropped middle names and
-//! alternative spellings change tokens, not characters, and Jaro–Winkler rewards the shared
-//! prefixes that transliterations of one name keep (Mohammed / Mohamed, Ivanov / Ivanoff).
+//! alternative spellings change tokens, not characters. Within a token, Jaro–Winkler rewards
+//! the shared prefixes that spellings of one name keep (Mohammed / Mohamed, Ivanov /
+//! Ivanoff) and Double Metaphone the shared sound (Qasim / Kassem), while names that share
+//! only a prefix (Milica / Milan) are kept apart; see [`align`].
 //!
 //! **Speed.** The watchlist's names are normalised once when the [`Screener`] is built, and
 //! their tokens interned into a vocabulary of distinct tokens with posting lists. A request
