@@ -1,0 +1,163 @@
+//! Precision and recall of the matcher on the labelled query set (issue 12 "Matching: the
+//! labelled set as a test with floors on precision and recall").
+//!
+//! Run with the figures printed:
+//! `cargo test -p screening-sim --test labelled -- --nocapture`.
+//!
+//! Definitions (per query; a query labelled with an entry is a *positive*):
+//! - a query **is flagged** when the answer is `potential_match`;
+//! - a flagged query is **correct** when it is a positive and its entry is among the matches;
+//! - **precision** = correct / flagged; **recall** = correct / positives;
+//! - **top-1** (reported, not gated) = positives whose entry is the first match / positives.
+//!
+//! The floors sit a little under the measured figures, so a regression fails the test and
+//! noise from a watchlist change does not.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test helpers outside #[test] fns
+
+mod support;
+
+use std::collections::BTreeMap;
+
+use screening_sim::{ScreenRequest, ScreenStatus, Screener};
+use support::labelled_gen;
+
+/// Precision floor (measured figure in `docs/benchmarks.md`).
+const PRECISION_FLOOR: f64 = 0.97;
+/// Recall floor (measured figure in `docs/benchmarks.md`).
+const RECALL_FLOOR: f64 = 0.95;
+
+const FILE: &str = include_str!("data/labelled.jsonl");
+
+struct Row {
+    query: String,
+    country: Option<String>,
+    date_of_birth: Option<String>,
+    expected: Option<String>,
+    category: String,
+}
+
+fn rows() -> Vec<Row> {
+    FILE.lines()
+        .map(|l| {
+            let v: serde_json::Value = serde_json::from_str(l).unwrap();
+            let s = |k: &str| v.get(k).and_then(|x| x.as_str()).map(str::to_owned);
+            Row {
+                query: s("query").unwrap(),
+                country: s("country"),
+                date_of_birth: s("date_of_birth"),
+                expected: s("expected"),
+                category: s("category").unwrap(),
+            }
+        })
+        .collect()
+}
+
+#[test]
+fn the_committed_set_is_what_the_generator_makes() {
+    let made = labelled_gen::render(&labelled_gen::generate());
+    assert!(
+        made == FILE,
+        "tests/data/labelled.jsonl is stale or was edited by hand; regenerate it with \
+         `cargo run -p screening-sim --example gen_labelled > functions/screening-sim/tests/data/labelled.jsonl`"
+    );
+}
+
+#[test]
+fn the_set_has_enough_queries_of_both_kinds() {
+    let rows = rows();
+    let positives = rows.iter().filter(|r| r.expected.is_some()).count();
+    assert!(rows.len() >= 200, "{} queries", rows.len());
+    assert!(
+        positives >= 150 && rows.len() - positives >= 80,
+        "{positives} positives"
+    );
+    let list = screening_sim::Watchlist::bundled();
+    for r in &rows {
+        if let Some(id) = &r.expected {
+            assert!(list.get(id).is_some(), "{id} is not on the list");
+        }
+    }
+}
+
+#[test]
+fn precision_and_recall_meet_their_floors() {
+    let screener = Screener::bundled();
+    let rows = rows();
+    let (mut flagged, mut correct, mut positives, mut top1) = (0usize, 0usize, 0usize, 0usize);
+    let mut by_category: BTreeMap<String, (usize, usize)> = BTreeMap::new();
+    let mut errors = Vec::new();
+    for r in &rows {
+        let request = ScreenRequest::new(
+            r.query.clone(),
+            r.country.as_deref(),
+            r.date_of_birth.as_deref(),
+        )
+        .validate()
+        .unwrap_or_else(|e| panic!("{:?} does not validate: {e}", r.query));
+        let result = screener.screen(&request);
+        let is_flagged = result.status == ScreenStatus::PotentialMatch;
+        let found = r
+            .expected
+            .as_ref()
+            .is_some_and(|id| result.matches.iter().any(|m| &m.list_entry_id == id));
+        flagged += usize::from(is_flagged);
+        correct += usize::from(found);
+        let slot = by_category.entry(r.category.clone()).or_default();
+        slot.0 += 1;
+        if let Some(id) = &r.expected {
+            positives += 1;
+            top1 += usize::from(
+                result
+                    .matches
+                    .first()
+                    .is_some_and(|m| &m.list_entry_id == id),
+            );
+            slot.1 += usize::from(found);
+        } else {
+            slot.1 += usize::from(!is_flagged);
+        }
+        let wrong = if r.expected.is_some() {
+            !found
+        } else {
+            is_flagged
+        };
+        if wrong {
+            let got: Vec<String> = result
+                .matches
+                .iter()
+                .take(3)
+                .map(|m| format!("{} {:?} {}", m.list_entry_id, m.name, m.score))
+                .collect();
+            errors.push(format!(
+                "  [{}] {:?} expected {:?} got {:?}",
+                r.category, r.query, r.expected, got
+            ));
+        }
+    }
+    let precision = correct as f64 / flagged.max(1) as f64;
+    let recall = correct as f64 / positives.max(1) as f64;
+    println!(
+        "labelled set: {} queries ({positives} positive, {} negative)",
+        rows.len(),
+        rows.len() - positives
+    );
+    println!(
+        "precision {precision:.3} ({correct}/{flagged}), recall {recall:.3} ({correct}/{positives}), top-1 {:.3}",
+        top1 as f64 / positives.max(1) as f64
+    );
+    for (category, (n, right)) in &by_category {
+        println!("  {category:<20} {right:>3}/{n:<3} right");
+    }
+    println!("wrong answers ({}):", errors.len());
+    for e in &errors {
+        println!("{e}");
+    }
+    assert!(
+        precision >= PRECISION_FLOOR,
+        "precision {precision:.3} < {PRECISION_FLOOR}"
+    );
+    assert!(
+        recall >= RECALL_FLOOR,
+        "recall {recall:.3} < {RECALL_FLOOR}"
+    );
+}
