@@ -5,8 +5,10 @@
 //! [`deadline`] → [`bulkhead`] → [`breaker`] → [`retry`] (with [`backoff`] and [`budget`]) →
 //! [`timeout`]. [`classify`] says which errors are retried and which count as dependency
 //! failures; [`config`] holds the per-dependency defaults and their environment overrides;
-//! [`overrides`] is where forced-open overrides come from. The crate knows nothing of HTTP
-//! frameworks, tools or AWS: callers classify their own errors through [`classify::Classify`].
+//! [`overrides`] is where forced-open overrides come from; [`chaos`] verifies the signed
+//! chaos header (SPEC §9) and draws the faults the policy injects at the call boundary. The
+//! crate knows nothing of HTTP frameworks, tools or AWS: callers classify their own errors
+//! through [`classify::Classify`].
 //!
 //! ```
 //! use std::sync::Arc;
@@ -49,6 +51,7 @@ pub mod backoff;
 pub mod breaker;
 pub mod budget;
 pub mod bulkhead;
+pub mod chaos;
 pub mod classify;
 pub mod config;
 pub mod deadline;
