@@ -48,13 +48,22 @@ pub fn usage_error(err: &clap::Error) -> ExitCode {
             }
         }
         _ => {
+            // The error's first paragraph, e.g. "the following required arguments were not
+            // provided:" and the arguments on the lines below it.
             let rendered = err.render().to_string();
-            let first = rendered
+            let paragraph: Vec<&str> = rendered
                 .lines()
-                .find(|l| !l.trim().is_empty())
-                .unwrap_or("bad usage");
-            let first = first.trim_start_matches("error: ");
-            eprintln!("kosha-ops: {}", one_line(first));
+                .skip_while(|l| l.trim().is_empty())
+                .take_while(|l| !l.trim().is_empty())
+                .collect();
+            let reason = paragraph.join(" ");
+            let reason = reason.trim_start_matches("error: ");
+            let reason = if reason.is_empty() {
+                "bad usage"
+            } else {
+                reason
+            };
+            eprintln!("kosha-ops: {}", one_line(reason));
             ExitCode::from(2)
         }
     }

@@ -22,6 +22,9 @@ struct Cli {
 enum Command {
     /// Fleet-wide breaker overrides in the state table.
     Breaker(commands::breaker::BreakerArgs),
+    /// Signed chaos headers for testers.
+    #[command(subcommand)]
+    Chaos(commands::chaos::ChaosCommand),
     /// Create the state table, queues and chaos secret (local emulator by default).
     Bootstrap(commands::bootstrap::BootstrapArgs),
     /// Local dev signing key and access tokens.
@@ -37,6 +40,7 @@ async fn main() -> ExitCode {
     };
     let result = match cli.command {
         Command::Breaker(args) => commands::breaker::run(args).await,
+        Command::Chaos(command) => commands::chaos::run(command).await,
         Command::Bootstrap(args) => commands::bootstrap::run(args).await,
         Command::Token(command) => {
             commands::token::run(command).map_err(|e| exit::Failure::Failed(e.to_string()))

@@ -211,6 +211,35 @@ async fn bootstrap_keeps_the_stacks_chaos_key_when_the_secret_was_lost() {
     assert!(!stderr(&o).contains("not-hex-secret"), "{}", stderr(&o));
 }
 
+/// `chaos sign` without `KOSHA_CHAOS_KEY` reads the key from the secret bootstrap made; a
+/// secret that does not exist is a failure (exit 1), not a header signed with nothing.
+#[test]
+fn chaos_sign_reads_the_key_from_secrets_manager() {
+    let (table, secret) = (unique("kosha-ops-test"), unique("kosha/chaos"));
+    let key = hex::decode(chaos_key(&bootstrap(&table, &secret))).unwrap();
+    let args = [
+        "chaos", "sign", "--target", "openai", "--fault", "error", "--p", "0.5", "--ttl", "60s",
+    ];
+    let o = run(&mut ops(&table, &secret), &args);
+    assert_eq!(o.status.code(), Some(0), "stderr: {}", stderr(&o));
+    let line = stdout(&o);
+    assert_eq!(line.lines().count(), 1, "{line}");
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs();
+    let spec = kosha_resilience::chaos::verify(line.trim_end().as_bytes(), &key, now).unwrap();
+    assert_eq!(
+        (spec.target().as_str(), spec.fault().as_str(), spec.p()),
+        ("openai", "error", 0.5)
+    );
+
+    let missing = unique("kosha/no-such-secret");
+    let o = run(&mut ops(&table, &missing), &args);
+    assert_refused(&o, 1);
+    assert!(stderr(&o).contains(&missing), "{}", stderr(&o));
+}
+
 #[test]
 fn bootstrap_refuses_a_real_endpoint_without_yes() {
     let mut cmd = ops("kosha-state", "kosha/chaos-hmac-key");

@@ -200,3 +200,50 @@ fn mint_warns_when_the_client_id_is_not_allowed() {
     assert_eq!(mint("someone-else", Some(" , ")), "");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// `--role` may be given more than once (SPEC §11): in any order, repeats collapsing, so the
+/// tester's token (`agent` and `operator`, SPEC §2) carries each group once.
+#[test]
+fn role_may_be_repeated() {
+    let dir = temp_dir("roles");
+    let out = ops(
+        &["token", "keygen", "--out-dir", dir.to_str().unwrap()],
+        &[],
+    );
+    assert_eq!(out.status.code(), Some(0));
+    let key = dir.join("dev-signing-key.pem");
+    let groups = |roles: &[&str]| {
+        let mut args = vec!["token", "mint", "--client-id", "kosha-dev-tester"];
+        for role in roles {
+            args.extend(["--role", role]);
+        }
+        let out = ops(&args, &[("KOSHA_DEV_SIGNING_KEY", key.to_str().unwrap())]);
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let claims: serde_json::Value =
+            jsonwebtoken::dangerous::insecure_decode_claims(stdout(&out)).unwrap();
+        claims["cognito:groups"].clone()
+    };
+    let both = serde_json::json!(["agent", "operator"]);
+    assert_eq!(groups(&["agent", "operator"]), both);
+    assert_eq!(groups(&["operator", "agent", "operator"]), both);
+    assert_eq!(groups(&["agent", "agent"]), serde_json::json!(["agent"]));
+    // One flag per role: a comma list is not a role.
+    let out = ops(
+        &[
+            "token",
+            "mint",
+            "--client-id",
+            "x",
+            "--role",
+            "agent,operator",
+        ],
+        &[("KOSHA_DEV_SIGNING_KEY", key.to_str().unwrap())],
+    );
+    assert_eq!(out.status.code(), Some(2));
+    std::fs::remove_dir_all(&dir).unwrap();
+}

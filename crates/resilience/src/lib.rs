@@ -6,9 +6,10 @@
 //! [`timeout`]. [`classify`] says which errors are retried and which count as dependency
 //! failures; [`config`] completes a dependency's [`config::Profile`] (its row of seed 004 §1,
 //! chosen by the binary that calls it) and reads environment overrides; [`error`] is the one
-//! error type (a setting that cannot be used);
-//! [`overrides`] is where forced-open overrides come from. The crate knows nothing of HTTP
-//! frameworks, tools or AWS: callers classify their own errors through [`classify::Classify`].
+//! error type (a setting that cannot be used); [`overrides`] is where forced-open overrides
+//! come from; [`chaos`] verifies the signed chaos header (SPEC §9) and draws the faults the
+//! policy injects at the call boundary. The crate knows nothing of HTTP frameworks, tools or
+//! AWS: callers classify their own errors through [`classify::Classify`].
 //!
 //! ```
 //! use std::sync::Arc;
@@ -62,6 +63,7 @@ pub mod backoff;
 pub mod breaker;
 pub mod budget;
 pub mod bulkhead;
+pub mod chaos;
 pub mod classify;
 pub mod config;
 pub mod deadline;

@@ -22,6 +22,13 @@
 //!   the call's future; dropping the future or unwinding returns both (pitfall 12).
 //! - **No allocation and no lock across an await** on the success path: the breaker's lock is
 //!   taken twice for a few steps, the budget is an atomic, metric handles are pre-registered.
+//! - **Chaos (SPEC §9, pitfall 21):** [`Policy::call_with_faults`] draws a
+//!   [`crate::chaos::Faults`] plan once per attempt, where the policy calls `op`: after the
+//!   deadline check, the bulkhead and the breaker (an open breaker rejects before anything is
+//!   drawn) and inside the attempt timeout. An injected 503 or reset becomes the caller's own
+//!   error (`E: From<InjectedFault>`) and is classified like a real one; an injected timeout
+//!   pends until the attempt timeout fires; injected latency sleeps inside the attempt, so it
+//!   counts against both the attempt timeout and the deadline.
 //! - **Metrics (SPEC §12):** `retries` and `deadline_exceeded` (`hop` = dependency) here;
 //!   `bulkhead_*`, `breaker_state`, `retry_budget_exhausted` in their modules.
 
@@ -34,9 +41,12 @@ use std::time::Duration;
 use metrics::Counter;
 use tokio::time::Instant;
 
+use rand::Rng;
+
 use crate::breaker::{Breaker, BreakerState, Outcome, Rejected};
 use crate::budget::RetryBudget;
 use crate::bulkhead::Bulkhead;
+use crate::chaos::{FaultAction, Faults, InjectedFault};
 use crate::classify::{Classify, ErrorClass};
 use crate::config::PolicyConfig;
 use crate::deadline::Deadline;
@@ -264,6 +274,63 @@ impl Policy {
         }
     }
 
+    /// [`Policy::call`] with an optional chaos plan (SPEC §9): when `faults` is `Some`, each
+    /// attempt first draws ([`Faults::draw`]) and, on a hit, instead of calling `op`:
+    /// - `Latency(d)`: sleeps `d`, then calls `op` with `attempt.timeout − d` (when
+    ///   `d ≥ attempt.timeout`, `op` is never called and the attempt times out);
+    /// - `Error`: fails with `E::from(InjectedFault::Unavailable)` (a 503) without calling;
+    /// - `Timeout`: pends until the attempt timeout fires (`AttemptTimeout`, or
+    ///   `DeadlineExceeded` when the deadline shrank it);
+    /// - `Reset`: fails with `E::from(InjectedFault::Reset)` without calling.
+    ///
+    /// Nothing is drawn for a call rejected by the deadline, bulkhead or breaker. With `None`
+    /// this is exactly [`Policy::call`].
+    pub async fn call_with_faults<T, E, F, Fut, R>(
+        &self,
+        deadline: &Deadline,
+        idempotency: Idempotency,
+        faults: Option<&mut Faults<R>>,
+        mut op: F,
+    ) -> Result<T, PolicyError<E>>
+    where
+        E: Classify + From<InjectedFault>,
+        F: FnMut(Attempt) -> Fut,
+        Fut: Future<Output = Result<T, E>>,
+        R: Rng,
+    {
+        let Some(faults) = faults else {
+            return self.call(deadline, idempotency, op).await;
+        };
+        let faulted = |attempt: Attempt| {
+            let step = match faults.draw() {
+                None => Step::Call(op(attempt)),
+                Some(FaultAction::Latency(d)) if d < attempt.timeout => Step::Delay(
+                    d,
+                    op(Attempt {
+                        timeout: attempt.timeout - d,
+                        ..attempt
+                    }),
+                ),
+                Some(FaultAction::Latency(_) | FaultAction::Timeout) => Step::Hang,
+                Some(FaultAction::Error) => Step::Fail(InjectedFault::Unavailable),
+                Some(FaultAction::Reset) => Step::Fail(InjectedFault::Reset),
+            };
+            async move {
+                match step {
+                    Step::Call(call) => call.await,
+                    Step::Delay(d, call) => {
+                        tokio::time::sleep(d).await;
+                        call.await
+                    }
+                    Step::Fail(fault) => Err(E::from(fault)),
+                    // The policy's attempt timer ends it.
+                    Step::Hang => std::future::pending().await,
+                }
+            }
+        };
+        self.call(deadline, idempotency, faulted).await
+    }
+
     fn attempt_budget(&self, deadline: &Deadline, now: Instant) -> Option<AttemptBudget> {
         let remaining = deadline.instant().saturating_duration_since(now);
         self.config.attempt.with_remaining(remaining)
@@ -305,4 +372,12 @@ impl Policy {
     pub fn config(&self) -> &PolicyConfig {
         &self.config
     }
+}
+
+/// One attempt under a fault plan.
+enum Step<Fut> {
+    Call(Fut),
+    Delay(Duration, Fut),
+    Fail(InjectedFault),
+    Hang,
 }

@@ -3,6 +3,7 @@
 
 pub mod bootstrap;
 pub mod breaker;
+pub mod chaos;
 pub mod token;
 
 /// A command failed; printed as one line on stderr, exit status 1.
