@@ -28,6 +28,7 @@ from __future__ import annotations
 import argparse
 import json
 import re
+import subprocess
 import sys
 import time
 import urllib.request
@@ -96,6 +97,29 @@ def full_text_ranks(core_api: str, query: str) -> list[str]:
         return [hit["article_id"] for hit in json.load(r)["results"]]
 
 
+# The two tsqueries of core-api's search_articles (functions/core-api/src/db/queries.rs): all
+# terms (websearch_to_tsquery), and the any-term fallback it uses when that finds nothing.
+ALL_TERMS = "websearch_to_tsquery('english', :'q')"
+ANY_TERM = (
+    "NULLIF(regexp_replace(plainto_tsquery('english', :'q')::text, "
+    "' (&|<->|<[0-9]+>) ', ' | ', 'g'), '')::tsquery"
+)
+
+
+def full_text_sql(database_url: str, query: str, tsquery: str) -> list[str]:
+    """core-api's full-text ranking (same tsquery, ts_rank_cd normalisation 32), top 20."""
+    sql = (
+        f"SELECT a.article_id FROM kb.articles a, (SELECT {tsquery} AS tsq) q "
+        "WHERE a.search @@ q.tsq ORDER BY ts_rank_cd(a.search, q.tsq, 32) DESC, a.article_id "
+        "LIMIT 20"
+    )
+    out = subprocess.run(
+        ["psql", database_url, "-tA", "-v", "ON_ERROR_STOP=1", "-v", f"q={query}", "-f", "-"],
+        input=sql, capture_output=True, text=True, check=True,
+    ).stdout
+    return out.split()
+
+
 def rrf(*rankings: list[str], k: int = RRF_K) -> list[str]:
     scores: dict[str, float] = {}
     for ranking in rankings:
@@ -123,6 +147,9 @@ def main() -> int:
     embedder.add_argument("--sentence-transformers", metavar="DIR")
     parser.add_argument("--model", default="wordllama-l2-supercat-256")
     parser.add_argument("--core-api", help="core-api URL for the full-text side of the fusion")
+    parser.add_argument("--fusion-variants", action="store_true",
+                        help="with --database-url: also fuse the all-terms full-text list alone "
+                             "(computed in PostgreSQL with core-api's tsqueries)")
     parser.add_argument("--chunking", default="article,paragraph,title+paragraph,window3")
     parser.add_argument("--queries", type=Path, default=HERE / "queries.jsonl")
     args = parser.parse_args()
@@ -145,6 +172,7 @@ def main() -> int:
     if fts:
         r, n, m = score(rows, fts)
         print(f"{'(full text)':<16} {'':>8} {'':>7}  {r:>10.3f} {n:>6.3f}")
+    variants: dict[str, list[list[str]]] = {}
     for how in args.chunking.split(","):
         owners, texts = [], []
         for a in articles:
@@ -167,6 +195,27 @@ def main() -> int:
             hr, hn, _ = score(rows, hybrid)
             line += f"  {hr:>10.3f} {hn:>6.3f}"
         print(line)
+        variants[how] = vector_ranked
+    if args.fusion_variants:
+        if not args.database_url:
+            raise SystemExit("--fusion-variants needs --database-url")
+        strict = [full_text_sql(args.database_url, q["query"], ALL_TERMS) for q in rows]
+        loose = [full_text_sql(args.database_url, q["query"], ANY_TERM) for q in rows]
+        today = [s or l for s, l in zip(strict, loose)]
+        matched = sum(bool(s) for s in strict)
+        print(f"\nfusion variants (recall@5 / nDCG@5 / MRR over the top 20; the all-terms "
+              f"query matched {matched} of {len(rows)} queries):")
+        for how, vector_ranked in variants.items():
+            table = [
+                ("full text as core-api ranks it", today),
+                ("vector only", vector_ranked),
+                ("RRF(full text as today, vector)", [rrf(f, v) for f, v in zip(today, vector_ranked)]),
+                ("RRF(all-terms list only, vector)", [rrf(f, v) for f, v in zip(strict, vector_ranked)]),
+                ("RRF(full-text top 5, vector)", [rrf(f[:5], v) for f, v in zip(today, vector_ranked)]),
+            ]
+            for name, ranked in table:
+                r, n, m = score(rows, ranked)
+                print(f"  {how:<16} {name:<34} {r:.3f} / {n:.3f} / {m:.3f}")
     print(f"({time.perf_counter() - started:.1f} s; tokens~ = mean words per passage x 1.3)")
     return 0
 

@@ -367,7 +367,7 @@ def run_helper(dev_dir: Path, *args: str) -> subprocess.CompletedProcess:
 
 
 @pytest.mark.skipif(
-    Path(sys.executable).resolve().parent != (ROOT / ".dev" / "venv" / "bin").resolve(),
+    Path(sys.prefix).resolve() != (ROOT / ".dev" / "venv").resolve(),
     reason="the helper runs the server from .dev/venv; run these tests with that venv's python",
 )
 def test_helper_starts_stops_and_comes_back_on_the_same_port(tmp_path: Path) -> None:
