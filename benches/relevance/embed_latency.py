@@ -35,7 +35,9 @@ def default_url() -> str:
     try:
         return (dev / "embeddings.url").read_text().strip()
     except OSError:
-        raise SystemExit("no URL: pass --url, set KOSHA_EMBEDDINGS_URL or run scripts/embeddings start")
+        raise SystemExit(
+            "no URL: pass --url, set KOSHA_EMBEDDINGS_URL or run scripts/embeddings start"
+        ) from None
 
 
 def percentile(values: list[float], p: float) -> float:
