@@ -1,0 +1,164 @@
+#!/usr/bin/env python3
+"""Relevance benchmark of core-api's knowledge search (issue 13): recall@5 and nDCG@5.
+
+Sends every query of queries.jsonl to `POST {core-api}/v1/knowledge/search`
+(`{"query", "top_k"}` -> `{"results": [{"article_id", ...}], "degraded", ...}`) and scores the
+ranked article ids against the labels:
+
+  recall@5  share of the query's grade-2 articles found in the first 5 results, over
+            min(number of grade-2 articles, 5); averaged over the queries.
+  nDCG@5    graded: gain 2^grade - 1 (grade 2 -> 3, grade 1 -> 1), discount log2(rank + 1),
+            divided by the ideal ordering's DCG@5; averaged over the queries.
+  MRR       reciprocal rank of the first grade-2 article (0 when none in the results).
+
+`--mode` names the ranking being measured and is checked against what core-api says: a
+`hybrid` run fails (exit 2) if any answer came back `degraded: true`, since the embeddings were
+then not used. A `full-text` run accepts any answer: today's core-api ranks by full text only,
+and a hybrid core-api is measured in full-text mode by forcing its fallback (the
+`breaker#openai` override, or the embeddings server stopped), which it reports as degraded.
+
+Only the standard library is used. Examples:
+
+  benches/relevance/run.py --mode full-text                    # URL from .dev/stack.env
+  benches/relevance/run.py --url http://127.0.0.1:PORT --mode hybrid --misses --json out.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import sys
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+K = 5
+
+
+def core_api_url(explicit: str | None) -> str:
+    if explicit:
+        return explicit.rstrip("/")
+    if os.environ.get("KOSHA_CORE_API_URL"):
+        return os.environ["KOSHA_CORE_API_URL"].rstrip("/")
+    dev = Path(os.environ.get("KOSHA_DEV_DIR", HERE.parents[1] / ".dev"))
+    env_file = dev / "stack.env"
+    if env_file.exists():
+        for line in env_file.read_text().splitlines():
+            if line.startswith("KOSHA_CORE_API_URL="):
+                return line.split("=", 1)[1].strip().rstrip("/")
+    raise SystemExit("no core-api URL: pass --url, set KOSHA_CORE_API_URL, or run scripts/dev up")
+
+
+def search(url: str, query: str, top_k: int, timeout: float) -> tuple[dict, float]:
+    body = json.dumps({"query": query, "top_k": top_k}).encode()
+    request = urllib.request.Request(
+        f"{url}/v1/knowledge/search",
+        data=body,
+        headers={"Content-Type": "application/json"},
+        method="POST",
+    )
+    started = time.perf_counter()
+    try:
+        with urllib.request.urlopen(request, timeout=timeout) as response:
+            payload = json.load(response)
+    except urllib.error.HTTPError as err:
+        detail = err.read().decode(errors="replace")[:300]
+        raise SystemExit(f"core-api answered {err.code} to {query!r}: {detail}") from None
+    return payload, (time.perf_counter() - started) * 1000
+
+
+def recall_at(ranked: list[str], grades: dict[str, int], k: int = K) -> float:
+    primary = {a for a, g in grades.items() if g >= 2}
+    found = len(primary.intersection(ranked[:k]))
+    return found / min(len(primary), k)
+
+
+def ndcg_at(ranked: list[str], grades: dict[str, int], k: int = K) -> float:
+    def dcg(gains: list[int]) -> float:
+        return sum((2**g - 1) / math.log2(i + 2) for i, g in enumerate(gains[:k]))
+
+    ideal = dcg(sorted(grades.values(), reverse=True))
+    return dcg([grades.get(a, 0) for a in ranked]) / ideal if ideal else 0.0
+
+
+def reciprocal_rank(ranked: list[str], grades: dict[str, int]) -> float:
+    for i, article in enumerate(ranked):
+        if grades.get(article, 0) >= 2:
+            return 1 / (i + 1)
+    return 0.0
+
+
+def percentile(values: list[float], p: float) -> float:
+    ordered = sorted(values)
+    index = min(len(ordered) - 1, max(0, math.ceil(p / 100 * len(ordered)) - 1))
+    return ordered[index]
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--url", help="core-api base URL (default: KOSHA_CORE_API_URL or .dev/stack.env)")
+    parser.add_argument("--mode", required=True, choices=["full-text", "hybrid"],
+                        help="the ranking measured; hybrid fails if any answer was degraded")
+    parser.add_argument("--queries", type=Path, default=HERE / "queries.jsonl")
+    parser.add_argument("--top-k", type=int, default=K, help="results asked for (default 5)")
+    parser.add_argument("--timeout", type=float, default=10.0, help="seconds per request")
+    parser.add_argument("--misses", action="store_true", help="list queries with recall@5 < 1")
+    parser.add_argument("--json", type=Path, help="also write per-query results here")
+    args = parser.parse_args()
+
+    url = core_api_url(args.url)
+    rows = [json.loads(line) for line in args.queries.read_text().splitlines() if line.strip()]
+    results = []
+    for row in rows:
+        payload, ms = search(url, row["query"], args.top_k, args.timeout)
+        ranked = [hit["article_id"] for hit in payload.get("results", [])]
+        grades = row["relevant"]
+        results.append({
+            "id": row["id"],
+            "query": row["query"],
+            "kind": row["kind"],
+            "ranked": ranked,
+            "degraded": bool(payload.get("degraded")),
+            "degraded_reason": payload.get("degraded_reason"),
+            "recall@5": recall_at(ranked, grades),
+            "ndcg@5": ndcg_at(ranked, grades),
+            "rr": reciprocal_rank(ranked, grades),
+            "ms": ms,
+        })
+
+    def mean(key: str, subset: list[dict]) -> float:
+        return sum(r[key] for r in subset) / len(subset)
+
+    print(f"relevance benchmark: {len(results)} queries, mode {args.mode}, core-api {url}")
+    print(f"{'kind':<12} {'n':>3}  {'recall@5':>8}  {'nDCG@5':>7}  {'MRR':>6}")
+    kinds = sorted({r["kind"] for r in results})
+    for kind in kinds + ["all"]:
+        subset = results if kind == "all" else [r for r in results if r["kind"] == kind]
+        print(f"{kind:<12} {len(subset):>3}  {mean('recall@5', subset):>8.3f}  "
+              f"{mean('ndcg@5', subset):>7.3f}  {mean('rr', subset):>6.3f}")
+    degraded = sum(r["degraded"] for r in results)
+    empty = sum(not r["ranked"] for r in results)
+    times = [r["ms"] for r in results]
+    print(f"degraded answers: {degraded}/{len(results)}; empty result lists: {empty}; "
+          f"latency per search (client side, sequential) p50 {percentile(times, 50):.1f} ms, "
+          f"p99 {percentile(times, 99):.1f} ms")
+    if args.misses:
+        print("\nqueries with recall@5 < 1 (query -> first results):")
+        for r in results:
+            if r["recall@5"] < 1:
+                primary = [a for a, g in next(x for x in rows if x["id"] == r["id"])["relevant"].items() if g >= 2]
+                print(f"  {r['id']} {r['query']!r} wants {','.join(primary)} got {','.join(r['ranked'][:5]) or '-'}")
+    if args.json:
+        args.json.write_text(json.dumps({"mode": args.mode, "url": url, "results": results}, indent=1))
+    if args.mode == "hybrid" and degraded:
+        print(f"error: {degraded} answers were degraded, so this is not a hybrid run", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
