@@ -14,11 +14,13 @@ use std::sync::Arc;
 use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
+#[path = "../tests/common/mod.rs"]
+mod common;
+
 use criterion::{Criterion, criterion_group, criterion_main};
 use failsafe::CircuitBreaker as _;
 use kosha_resilience::breaker::{Breaker, Outcome};
 use kosha_resilience::classify::ErrorClass;
-use kosha_resilience::config::{PolicyConfig, Profile};
 use kosha_resilience::deadline::Deadline;
 use kosha_resilience::overrides::NoOverrides;
 use kosha_resilience::policy::Policy;
@@ -41,15 +43,7 @@ fn benches(c: &mut Criterion) {
         .unwrap();
     let _context = rt.enter();
 
-    // Seed 004 §1, core-api reads.
-    let config = PolicyConfig::from_profile(Profile {
-        attempt_cap: Duration::from_millis(2_000),
-        attempt_margin: Duration::from_millis(150),
-        max_attempts: 3,
-        bulkhead: 32,
-        breaker_window: 20,
-        open_for: Duration::from_secs(15),
-    });
+    let config = common::core_api_read();
     let breaker = Breaker::try_new("core-api", config.breaker, Arc::new(NoOverrides)).unwrap();
     c.bench_function("kosha/breaker_closed_acquire_record", |b| {
         b.iter(|| {

@@ -8,52 +8,11 @@
 use deadpool_postgres::Object;
 use kosha_contract::core_api::{ArticleHit, Transaction};
 use time::OffsetDateTime;
+use time::format_description::well_known::Rfc3339;
 use tokio_postgres::Row;
 
 use super::{DbError, PgPool, checkout};
 use crate::deadline::Budget;
-
-/// A transaction row; the routes answer it as [`kosha_contract::core_api::Transaction`].
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct TransactionRecord {
-    /// `txn_000001`…
-    pub transaction_id: String,
-    /// `acc_0001`…
-    pub account_id: String,
-    /// Minor units (cents).
-    pub amount_minor: i64,
-    /// ISO 4217.
-    pub currency: String,
-    /// Merchant name.
-    pub merchant: String,
-    /// Spending category.
-    pub category: String,
-    /// `booked`, `pending` or `reversed`.
-    pub status: String,
-    /// Booking time (UTC).
-    pub booked_at: OffsetDateTime,
-}
-
-impl From<TransactionRecord> for Transaction {
-    /// The wire form: `booked_at` as RFC 3339 UTC (`2026-03-04T10:15:00Z`).
-    fn from(r: TransactionRecord) -> Self {
-        let booked_at = r
-            .booked_at
-            .to_offset(time::UtcOffset::UTC)
-            .format(&time::format_description::well_known::Rfc3339)
-            .unwrap_or_default();
-        Self {
-            transaction_id: r.transaction_id,
-            account_id: r.account_id,
-            amount_minor: r.amount_minor,
-            currency: r.currency,
-            merchant: r.merchant,
-            category: r.category,
-            status: r.status,
-            booked_at,
-        }
-    }
-}
 
 /// A position in an account's list: the last row of the previous page.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -130,8 +89,15 @@ async fn begin<'a>(
     Ok(tx)
 }
 
-fn transaction(row: &Row) -> Result<TransactionRecord, DbError> {
-    Ok(TransactionRecord {
+/// A row as the wire's transaction: `booked_at` as RFC 3339 UTC (`2026-03-04T10:15:00Z`,
+/// with a fraction only when the stored time has one), so [`booked_at`] reads it back exactly.
+fn transaction(row: &Row) -> Result<Transaction, DbError> {
+    let booked_at: OffsetDateTime = row.try_get(7)?;
+    let booked_at = booked_at
+        .to_offset(time::UtcOffset::UTC)
+        .format(&Rfc3339)
+        .map_err(|e| DbError::Query(format!("booked_at out of RFC 3339's range: {e}")))?;
+    Ok(Transaction {
         transaction_id: row.try_get(0)?,
         account_id: row.try_get(1)?,
         amount_minor: row.try_get(2)?,
@@ -139,8 +105,18 @@ fn transaction(row: &Row) -> Result<TransactionRecord, DbError> {
         merchant: row.try_get(4)?,
         category: row.try_get(5)?,
         status: row.try_get(6)?,
-        booked_at: row.try_get(7)?,
+        booked_at,
     })
+}
+
+/// The `booked_at` of a transaction [`transaction`] built, as an instant (for the keyset of
+/// the next page).
+///
+/// # Errors
+/// [`DbError::Query`] if the text is not RFC 3339 (it always is when built here).
+pub fn booked_at(t: &Transaction) -> Result<OffsetDateTime, DbError> {
+    OffsetDateTime::parse(&t.booked_at, &Rfc3339)
+        .map_err(|e| DbError::Query(format!("booked_at does not parse back: {e}")))
 }
 
 /// `SELECT 1` through the pool (readiness of PostgreSQL), within `budget`.
@@ -163,7 +139,7 @@ pub async fn get_transaction(
     pool: &PgPool,
     budget: &Budget,
     id: &str,
-) -> Result<Option<TransactionRecord>, DbError> {
+) -> Result<Option<Transaction>, DbError> {
     with_client(pool, budget, async |client| {
         let tx = begin(client, budget).await?;
         let sql = format!(
@@ -185,7 +161,7 @@ pub async fn list_transactions(
     pool: &PgPool,
     budget: &Budget,
     q: &ListQuery,
-) -> Result<Option<Vec<TransactionRecord>>, DbError> {
+) -> Result<Option<Vec<Transaction>>, DbError> {
     with_client(pool, budget, async |client| {
         let tx = begin(client, budget).await?;
         let exists = tx

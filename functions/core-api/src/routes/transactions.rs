@@ -88,9 +88,7 @@ pub async fn get_transaction(
     let transaction = queries::get_transaction(&state.pool, &budget, &id)
         .await?
         .ok_or_else(|| ApiError::NotFound(format!("transaction {id} not found")))?;
-    Ok(Json(TransactionResponse {
-        transaction: transaction.into(),
-    }))
+    Ok(Json(TransactionResponse { transaction }))
 }
 
 /// One page of an account's transactions.
@@ -111,18 +109,21 @@ pub async fn list_transactions(
     let page_len = usize::try_from(limit).unwrap_or(usize::MAX);
     let next_cursor = if rows.len() > page_len {
         rows.truncate(page_len);
-        rows.last().map(|last| {
-            let keyset = Keyset {
-                booked_at: last.booked_at,
-                transaction_id: last.transaction_id.clone(),
-            };
-            cursor::encode(&query.account_id, &keyset)
-        })
+        match rows.last() {
+            Some(last) => {
+                let keyset = Keyset {
+                    booked_at: queries::booked_at(last)?,
+                    transaction_id: last.transaction_id.clone(),
+                };
+                Some(cursor::encode(&query.account_id, &keyset))
+            }
+            None => None,
+        }
     } else {
         None
     };
     Ok(Json(TransactionPage {
-        transactions: rows.into_iter().map(Into::into).collect(),
+        transactions: rows,
         next_cursor,
     }))
 }
