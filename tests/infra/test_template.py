@@ -29,7 +29,8 @@ def test_every_deployed_binary_is_a_template_function():
         for r in template["Resources"].values()
         if r.get("Type") == "AWS::Serverless::Function"
     }
-    functions = {p.name for p in (ROOT / "functions").iterdir() if (p / "Cargo.toml").is_file()}
+    # A function is a package with a binary; screening-sim is a library until its HTTP layer lands.
+    functions = {p.name for p in (ROOT / "functions").iterdir() if (p / "src" / "main.rs").is_file()}
     assert functions - deployed == set(), "add these functions to infra/template.yaml"
 
 
