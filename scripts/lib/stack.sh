@@ -318,10 +318,15 @@ stack_prepare() {
     --key "$DEV_DIR/dev-signing-key.pem" --issuer "$issuer" --ttl 24h)"
   STACK_OPERATOR_TOKEN="$("$ops" token mint --role operator --client-id kosha-dev-operator \
     --key "$DEV_DIR/dev-signing-key.pem" --issuer "$issuer" --ttl 24h)"
+  # A tester is in both groups: data tools plus the chaos header (SPEC §2, §9).
+  STACK_TESTER_TOKEN="$("$ops" token mint --role agent --role operator --client-id kosha-dev-tester \
+    --key "$DEV_DIR/dev-signing-key.pem" --issuer "$issuer" --ttl 24h)"
   STACK_DB_URL="$db_url"; STACK_BOOTSTRAP="$bootstrap"; STACK_ISSUER="$issuer"
   GATEWAY_ENV=(
     KOSHA_JWT_ISSUER="$issuer" KOSHA_JWKS_URL="file://$DEV_DIR/jwks.json"
-    KOSHA_ALLOWED_CLIENT_IDS="kosha-dev-agent,kosha-dev-operator,kosha-e2e-limited"
+    KOSHA_ALLOWED_CLIENT_IDS="kosha-dev-agent,kosha-dev-operator,kosha-dev-tester,kosha-e2e-limited"
+    # Testers' signed chaos headers are honoured locally; the template keeps it off (SPEC §9).
+    CHAOS_ENABLED=true
     # SPEC §2: a browser client on this machine (the MCP Inspector) may connect.
     KOSHA_ALLOWED_ORIGINS="http://localhost:*,http://127.0.0.1:*"
   )
@@ -336,6 +341,7 @@ KOSHA_CORE_API_URL=$2
 DATABASE_URL=$STACK_DB_URL
 KOSHA_AGENT_TOKEN=$STACK_AGENT_TOKEN
 KOSHA_OPERATOR_TOKEN=$STACK_OPERATOR_TOKEN
+KOSHA_TESTER_TOKEN=$STACK_TESTER_TOKEN
 KOSHA_JWT_ISSUER=$STACK_ISSUER
 KOSHA_DEV_SIGNING_KEY=$DEV_DIR/dev-signing-key.pem
 KOSHA_OPS=$(cargo_target)/debug/kosha-ops

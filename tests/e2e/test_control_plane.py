@@ -154,3 +154,27 @@ def test_state_table_down_fails_open_and_is_counted(gateway_url, agent_token, st
         # The restarted emulator lost the chaos secret: bootstrap (given the stack's environment)
         # recreates it with the key stack.env holds, so chaos headers signed with it still verify.
         assert f"KOSHA_CHAOS_KEY={stack['KOSHA_CHAOS_KEY']}" in boot.stdout.splitlines()
+
+
+def test_a_testers_signed_chaos_header_injects_its_fault_and_forgeries_do_nothing(gateway_url, stack):
+    """SPEC §9 on the live stack (CHAOS_ENABLED=true locally): an error fault on core-api from
+    a tester fails the call as core-api being unavailable; the same header from an agent-only
+    principal, or a tampered one, changes nothing; none of it spends more than the call."""
+    signed = ops(stack, "chaos", "sign", "--target", "core-api", "--fault", "error", "--ttl", "5m")
+    assert signed.returncode == 0, signed.stderr
+    chaos = signed.stdout.strip()
+    args = {"transaction_id": "txn_000400"}
+
+    def get(token: str, header: str) -> dict:
+        body = {"jsonrpc": "2.0", "id": 9, "method": "tools/call",
+                "params": {"name": "get_transaction", "arguments": args}}
+        r = httpx.post(gateway_url, json=body, timeout=10,
+                       headers={**HEADERS, "authorization": f"Bearer {token}", "x-kosha-chaos": header})
+        assert r.status_code == 200, r.text
+        return r.json()["result"]
+
+    faulted = get(stack["KOSHA_TESTER_TOKEN"], chaos)
+    assert faulted.get("isError") is True
+    assert faulted["structuredContent"]["error"]["code"] == "dependency_unavailable"
+    assert get(stack["KOSHA_AGENT_TOKEN"], chaos).get("isError") is not True
+    assert get(stack["KOSHA_TESTER_TOKEN"], chaos.replace("fault=error", "fault=reset")).get("isError") is not True

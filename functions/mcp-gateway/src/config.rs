@@ -75,6 +75,12 @@ pub struct GatewayConfig {
     pub rate_limit: RateLimitSettings,
     /// Each backend's policy: its seed 004 §1 row with `KOSHA_POLICY_<BACKEND>_*` overrides.
     pub policies: PerBackend<PolicyConfig>,
+    /// Whether an operator's signed `X-Kosha-Chaos` header may be honoured (`CHAOS_ENABLED`,
+    /// default false; SPEC §9).
+    pub chaos_enabled: bool,
+    /// The Secrets Manager secret holding the chaos HMAC key (`KOSHA_CHAOS_SECRET_ID`, default
+    /// `kosha/chaos-hmac-key`).
+    pub chaos_secret_id: String,
 }
 
 impl GatewayConfig {
@@ -120,6 +126,11 @@ impl GatewayConfig {
                 .map_err(|e| ConfigError::new(b.env_prefix(), e.to_string()))
         })?;
         Ok(Self {
+            chaos_enabled: config::bool_or("CHAOS_ENABLED", false)?,
+            chaos_secret_id: config::string_or(
+                kosha_state::CHAOS_SECRET_ENV,
+                kosha_state::DEFAULT_CHAOS_SECRET_ID,
+            ),
             state_table,
             rate_limit,
             policies,

@@ -9,6 +9,7 @@
 #![forbid(unsafe_code)]
 
 pub mod backends;
+pub mod chaos;
 pub mod config;
 pub mod echo;
 pub mod http;

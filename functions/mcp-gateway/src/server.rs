@@ -184,11 +184,24 @@ impl ServerHandler for McpServer {
             ));
         };
         let deadline = call_deadline(entry.spec.budget, lambda_deadline_ms(&context));
+        let chaos = match (
+            principal(&context),
+            context.extensions.get::<http::request::Parts>(),
+        ) {
+            (Some(p), Some(parts)) => {
+                let now_s =
+                    u64::try_from(time::OffsetDateTime::now_utc().unix_timestamp()).unwrap_or(0);
+                let header = parts.headers.get(kosha_contract::headers::CHAOS);
+                self.gateway.chaos.evaluate(header, p, now_s).await
+            }
+            _ => None,
+        };
         let call = Call {
             gateway: &self.gateway,
             backends: &self.backends,
             principal: client_id,
             deadline,
+            chaos: chaos.as_ref(),
         };
         let result = if call.remaining() < entry.spec.min_budget {
             metrics::counter!("shed", "reason" => "min_budget").increment(1);

@@ -15,6 +15,7 @@ use kosha_resilience::rate_limit::RateLimiter;
 use crate::backends::core_api::CoreApi;
 use crate::backends::sigv4::SigV4Signer;
 use crate::backends::{Backend, PerBackend};
+use crate::chaos::ChaosGate;
 use crate::config::{CoreApiAuth, GatewayConfig};
 
 /// Why the gateway could not start; `main` maps each to its exit code
@@ -51,6 +52,8 @@ pub struct Gateway {
     pub rate_limiter: Arc<dyn RateLimiter>,
     /// Forced-open overrides (SPEC §8), read by every breaker.
     pub overrides: Arc<dyn OverrideSource>,
+    /// Which chaos headers are honoured (SPEC §9).
+    pub chaos: ChaosGate,
     /// The resilience policy of each backend (seed 004 §1).
     policies: PerBackend<Policy>,
 }
@@ -78,6 +81,7 @@ impl Gateway {
         rate_limiter: Arc<dyn RateLimiter>,
     ) -> Result<Self, StartError> {
         let core_api = CoreApi::new(&config.core_api_url, http);
+        let chaos = ChaosGate::new(config.chaos_enabled, None);
         let policies = PerBackend::try_new(|backend| {
             Policy::try_new(
                 backend.dependency().as_str(),
@@ -94,6 +98,7 @@ impl Gateway {
             verifier,
             rate_limiter,
             overrides,
+            chaos,
             policies,
         })
     }
@@ -143,7 +148,12 @@ impl Gateway {
                 }
             },
         };
-        let gateway = Self::new(config, http, verifier, overrides, rate_limiter)?;
+        let keys = kosha_state::SecretCache::new(
+            aws_sdk_secretsmanager::Client::new(&sdk),
+            config.chaos_secret_id.clone(),
+        );
+        let gateway =
+            Self::new(config, http, verifier, overrides, rate_limiter)?.with_chaos_keys(keys);
         Ok(match signer {
             Some(s) => gateway.with_core_api_signer(s),
             None => gateway,
@@ -155,6 +165,13 @@ impl Gateway {
     #[must_use]
     pub fn with_core_api_signer(mut self, signer: Arc<SigV4Signer>) -> Self {
         self.core_api = self.core_api.with_signer(signer);
+        self
+    }
+
+    /// The same gateway, verifying chaos headers with the key from `keys`.
+    #[must_use]
+    pub fn with_chaos_keys(mut self, keys: kosha_state::SecretCache) -> Self {
+        self.chaos = ChaosGate::new(self.config.chaos_enabled, Some(keys));
         self
     }
 

@@ -196,6 +196,7 @@ fn meta() -> CallMeta {
         principal: Some("kosha-dev-agent".to_owned()),
         deadline_header: Some("2026-01-02T03:04:07.000Z".to_owned()),
         timeout: Duration::from_secs(5),
+        chaos: None,
     }
 }
 

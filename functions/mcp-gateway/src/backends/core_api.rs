@@ -20,6 +20,7 @@ use kosha_contract::core_api::{
 use kosha_contract::dependency::Dependency;
 use kosha_contract::error::{ErrorBody, ErrorCode};
 use kosha_contract::headers;
+use kosha_resilience::chaos::InjectedFault;
 use kosha_resilience::classify::{Classify, ErrorClass};
 use reqwest::{Client, Method, StatusCode};
 use serde::Serialize;
@@ -68,6 +69,8 @@ pub struct CallMeta {
     pub deadline_header: Option<String>,
     /// Hard cap on this attempt, in addition to the deadline header.
     pub timeout: Duration,
+    /// An honoured `X-Kosha-Chaos` header, forwarded unchanged (SPEC §9).
+    pub chaos: Option<String>,
 }
 
 /// The core-api client. Cheap to clone (reqwest's pool is shared).
@@ -177,6 +180,9 @@ impl CoreApi {
         if let Some(d) = &meta.deadline_header {
             req = req.header(headers::REQUEST_DEADLINE, d);
         }
+        if let Some(c) = &meta.chaos {
+            req = req.header(headers::CHAOS, c);
+        }
         let mut request = req.build().map_err(transport_error)?;
         if let Some(signer) = &self.signer {
             signer.sign(&mut request, meta.timeout).await?;
@@ -221,6 +227,23 @@ impl CoreApi {
             retry_after,
             dependency,
         })
+    }
+}
+
+impl From<InjectedFault> for CoreApiError {
+    /// A chaos fault as the failure it stands for (SPEC §9): `error` is a 503 from core-api,
+    /// `reset` a broken connection.
+    fn from(fault: InjectedFault) -> Self {
+        match fault {
+            InjectedFault::Unavailable => Self::Status {
+                status: StatusCode::SERVICE_UNAVAILABLE,
+                code: ErrorCode::DependencyUnavailable,
+                message: String::new(),
+                retry_after: None,
+                dependency: None,
+            },
+            InjectedFault::Reset => Self::Connect,
+        }
     }
 }
 

@@ -7,12 +7,16 @@ use std::time::Duration;
 
 use kosha_contract::dependency::Dependency;
 use kosha_contract::error::ErrorCode;
+use kosha_resilience::chaos::{Faults, Target};
 use kosha_resilience::deadline::Deadline;
 use kosha_resilience::policy::PolicyError;
 use kosha_resilience::retry::Idempotency;
+use rand::SeedableRng;
+use rand::rngs::SmallRng;
 
 use crate::backends::Backend;
 use crate::backends::core_api::{CallMeta, CoreApiError};
+use crate::chaos::Honoured;
 use crate::state::Gateway;
 use crate::tools::error::ToolError;
 
@@ -31,6 +35,8 @@ pub struct Call<'a> {
     pub principal: Option<&'a str>,
     /// The absolute deadline of this call.
     pub deadline: Deadline,
+    /// The request's honoured chaos header, if any (SPEC §9).
+    pub chaos: Option<&'a Honoured>,
 }
 
 impl Call<'_> {
@@ -52,17 +58,34 @@ impl Call<'_> {
     {
         let downstream = self.deadline.child(CORE_API_HOP_MARGIN);
         let header = downstream.to_header();
+        let mut faults = self.faults(Target::CoreApi);
         self.gateway
             .policy(Backend::CoreApiRead)
-            .call(&self.deadline, Idempotency::Idempotent, |attempt| {
-                op(CallMeta {
-                    principal: self.principal.map(str::to_owned),
-                    deadline_header: Some(header.clone()),
-                    timeout: attempt.timeout,
-                })
-            })
+            .call_with_faults(
+                &self.deadline,
+                Idempotency::Idempotent,
+                faults.as_mut(),
+                |attempt| {
+                    op(CallMeta {
+                        principal: self.principal.map(str::to_owned),
+                        deadline_header: Some(header.clone()),
+                        timeout: attempt.timeout,
+                        chaos: self.chaos.map(|h| h.header.clone()),
+                    })
+                },
+            )
             .await
             .map_err(|e| map_policy_error(e, Dependency::CoreApi))
+    }
+}
+
+impl Call<'_> {
+    /// The fault plan of the honoured chaos header for calls to `target`, if it targets it:
+    /// one draw per attempt, from a fresh RNG (SPEC §9).
+    fn faults(&self, target: Target) -> Option<Faults<SmallRng>> {
+        self.chaos?
+            .spec
+            .faults_for(target, SmallRng::from_rng(&mut rand::rng()))
     }
 }
 

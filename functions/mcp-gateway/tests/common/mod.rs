@@ -66,6 +66,8 @@ pub fn config(core_api_url: &str, max_in_flight: usize) -> GatewayConfig {
         public_base_url: None,
         state_table: "kosha-state".to_owned(),
         rate_limit: kosha_state::RateLimitSettings::default(),
+        chaos_enabled: false,
+        chaos_secret_id: "kosha/chaos-hmac-key".to_owned(),
         policies: PerBackend::try_new(|b| {
             PolicyConfig::from_lookup(b.profile(), b.env_prefix(), |_| None)
         })
@@ -79,21 +81,25 @@ fn verifier_config() -> VerifierConfig {
 
 /// A gateway router with `config` and a local bucket of `capacity` tokens (refill 0.001/s).
 pub fn app_with(config: GatewayConfig, capacity: f64) -> axum::Router {
+    mcp_gateway::http::router(Arc::new(gateway_with(config, capacity)))
+}
+
+/// The gateway [`app_with`] serves.
+pub fn gateway_with(config: GatewayConfig, capacity: f64) -> Gateway {
     let verifier = Verifier::with_fetcher(
         verifier_config(),
         Arc::new(StaticJwks(keys().jwks_json.clone().into_bytes())),
         CacheTiming::default(),
     );
     let limiter = LocalRateLimiter::new(BucketConfig::try_new(capacity, 0.001).unwrap(), now_ms);
-    let gateway = Gateway::new(
+    Gateway::new(
         config,
         kosha_runtime::tls::http_client().unwrap(),
         verifier,
         Arc::new(NoOverrides),
         Arc::new(limiter),
     )
-    .unwrap();
-    mcp_gateway::http::router(Arc::new(gateway))
+    .unwrap()
 }
 
 /// A gateway whose core-api is `core_api_url`, with a local bucket of `capacity` tokens.
