@@ -26,7 +26,9 @@ CREATE TABLE ops.idempotency_keys (
     -- SHA-256 (hex) of the canonical JSON body: sorted keys, no insignificant whitespace.
     request_hash text        NOT NULL CHECK (request_hash ~ '^[0-9a-f]{64}$'),
     status_code  integer,
-    response     jsonb,
+    -- The first response's body exactly as sent (text, not jsonb, which would reorder keys),
+    -- so a replay is byte for byte the same.
+    response     text,
     created_at   timestamptz NOT NULL DEFAULT now(),
     -- created_at + 24 h; an expired key is reclaimed by the next request that uses it, and
     -- the relay's sweep (or anything else) may delete rows past it.

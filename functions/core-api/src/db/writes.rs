@@ -39,15 +39,15 @@ pub struct KeyScope<'a> {
 
 /// What a write did.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Written<T> {
-    /// This request created the record; `T` is the 201 body.
-    Created(T),
+pub enum Written {
+    /// This request created the record; its 201 body (`T` as JSON), as stored for replays.
+    Created(String),
     /// An earlier request with the same key and body did; its status and body.
     Replayed {
         /// The first response's HTTP status.
         status: u16,
-        /// The first response's body.
-        body: Value,
+        /// The first response's body, byte for byte (JSON).
+        body: String,
     },
 }
 
@@ -97,7 +97,7 @@ struct Event<'a> {
     event_type: &'a str,
 }
 
-type Outcome<T> = Result<Result<Written<T>, Refusal>, DbError>;
+type Outcome = Result<Result<Written, Refusal>, DbError>;
 
 /// Starts a read-write transaction whose statements may run for the budget's statement timeout
 /// (`SET LOCAL`, as the reads do).
@@ -136,7 +136,7 @@ async fn idempotent<T: serde::Serialize>(
     create: impl AsyncFnOnce(
         &deadpool_postgres::Transaction<'_>,
     ) -> Result<Result<(T, Event<'static>), Refusal>, DbError>,
-) -> Outcome<T> {
+) -> Outcome {
     with_client(pool, budget, async |client| {
         let tx = begin_write(client, budget).await?;
         let claim = tx
@@ -182,7 +182,7 @@ async fn idempotent<T: serde::Serialize>(
                 return Ok(Err(Refusal::KeyReused));
             }
             let status: Option<i32> = row.try_get(1)?;
-            let body: Option<Value> = row.try_get(2)?;
+            let body: Option<String> = row.try_get(2)?;
             return match (status.and_then(|s| u16::try_from(s).ok()), body) {
                 (Some(status), Some(body)) => Ok(Ok(Written::Replayed { status, body })),
                 _ => Err(DbError::Query(
@@ -196,6 +196,7 @@ async fn idempotent<T: serde::Serialize>(
             Err(refusal) => return Ok(Err(refusal)),
         };
         let payload = to_json(&body)?;
+        let text = payload.to_string();
         let record = tx
             .prepare_cached(
                 "UPDATE ops.idempotency_keys SET status_code = 201, response = $4
@@ -204,7 +205,7 @@ async fn idempotent<T: serde::Serialize>(
             .await?;
         tx.execute(
             &record,
-            &[&scope.principal, &scope.endpoint, &scope.key, &payload],
+            &[&scope.principal, &scope.endpoint, &scope.key, &text],
         )
         .await?;
         let outbox = tx
@@ -226,7 +227,7 @@ async fn idempotent<T: serde::Serialize>(
         )
         .await?;
         tx.commit().await?;
-        Ok(Ok(Written::Created(body)))
+        Ok(Ok(Written::Created(text)))
     })
     .await
 }
@@ -256,7 +257,7 @@ pub async fn raise_dispute(
     budget: &Budget,
     scope: &KeyScope<'_>,
     new: &NewDispute<'_>,
-) -> Outcome<Dispute> {
+) -> Outcome {
     idempotent(pool, budget, scope, async |tx| {
         let Some(max) = transaction_amount(tx, new.transaction_id).await? else {
             return Ok(Err(Refusal::TransactionNotFound));
@@ -332,7 +333,7 @@ pub async fn request_review(
     budget: &Budget,
     scope: &KeyScope<'_>,
     new: &NewReview<'_>,
-) -> Outcome<Review> {
+) -> Outcome {
     idempotent(pool, budget, scope, async |tx| {
         if transaction_amount(tx, new.transaction_id).await?.is_none() {
             return Ok(Err(Refusal::TransactionNotFound));

@@ -17,9 +17,8 @@
 //! transaction's absolute amount and must be 1 to that amount (400); a transaction has at most
 //! one open dispute (409 naming it).
 
-use axum::Json;
 use axum::extract::State;
-use axum::http::{HeaderMap, HeaderValue, StatusCode};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use kosha_contract::core_api::{
     DisputeRequest, IDEMPOTENCY_KEY_MAX_CHARS, REASON_MAX_CHARS, ReviewRequest,
@@ -114,18 +113,31 @@ fn refusal(r: Refusal, transaction_id: &str) -> ApiError {
     }
 }
 
-fn answer<T: serde::Serialize>(written: Written<T>) -> Response {
-    match written {
-        Written::Created(body) => (StatusCode::CREATED, Json(body)).into_response(),
-        Written::Replayed { status, body } => {
-            let status = StatusCode::from_u16(status).unwrap_or(StatusCode::CREATED);
-            let mut response = (status, Json(body)).into_response();
-            response
-                .headers_mut()
-                .insert(IDEMPOTENT_REPLAYED, HeaderValue::from_static("true"));
-            response
-        }
+/// The stored JSON body with its status; a replay also says so in `Idempotent-Replayed`.
+fn answer(written: Written) -> Response {
+    let (status, body, replayed) = match written {
+        Written::Created(body) => (StatusCode::CREATED, body, false),
+        Written::Replayed { status, body } => (
+            StatusCode::from_u16(status).unwrap_or(StatusCode::CREATED),
+            body,
+            true,
+        ),
+    };
+    let mut response = (
+        status,
+        [(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("application/json"),
+        )],
+        body,
+    )
+        .into_response();
+    if replayed {
+        response
+            .headers_mut()
+            .insert(IDEMPOTENT_REPLAYED, HeaderValue::from_static("true"));
     }
+    response
 }
 
 /// Headers and body of a write: (principal, key, hash, typed body).

@@ -14,6 +14,9 @@ use kosha_contract::ids::{DISPUTE, REVIEW};
 use serde_json::{Value, json};
 use time::format_description::well_known::Rfc3339;
 
+use http_body_util::BodyExt;
+use tower::ServiceExt;
+
 use crate::common::{NASTY, Reply, TestDb, send};
 
 const DISPUTES: &str = "/v1/disputes";
@@ -55,6 +58,18 @@ async fn counts(db: &TestDb) -> (i64, i64, i64, i64) {
         .await
         .unwrap();
     (row.get(0), row.get(1), row.get(2), row.get(3))
+}
+
+/// Status, replay header and the body's exact bytes.
+async fn send_raw(app: &Router, request: Request<Body>) -> (StatusCode, Option<String>, Vec<u8>) {
+    let response = app.clone().oneshot(request).await.unwrap();
+    let status = response.status();
+    let replayed = response
+        .headers()
+        .get("idempotent-replayed")
+        .map(|v| v.to_str().unwrap().to_owned());
+    let bytes = response.into_body().collect().await.unwrap().to_bytes();
+    (status, replayed, bytes.to_vec())
 }
 
 fn first_amount() -> i64 {
@@ -99,6 +114,33 @@ async fn a_dispute_is_created_once_and_replayed_with_the_same_status_and_body() 
     assert_eq!(again.status, StatusCode::CREATED, "{}", again.body);
     assert_eq!(again.headers["idempotent-replayed"], "true");
     assert_eq!(again.body, first.body);
+    // Byte for byte, not merely the same JSON.
+    let (status, replayed, bytes) = send_raw(
+        &app,
+        write(
+            DISPUTES,
+            Some(b"k-1"),
+            Some(AGENT),
+            &dispute("card stolen").to_string(),
+        ),
+    )
+    .await;
+    assert_eq!(
+        (status, replayed.as_deref()),
+        (StatusCode::CREATED, Some("true"))
+    );
+    assert_eq!(serde_json::from_slice::<Value>(&bytes).unwrap(), first.body);
+    let (_, _, bytes_again) = send_raw(
+        &app,
+        write(
+            DISPUTES,
+            Some(b"k-1"),
+            Some(AGENT),
+            &dispute("card stolen").to_string(),
+        ),
+    )
+    .await;
+    assert_eq!(bytes, bytes_again);
     assert_eq!(counts(&db).await, (1, 0, 1, 1));
 
     let client = db.client().await;
@@ -219,8 +261,10 @@ async fn keys_are_required_and_must_be_1_to_255_printable_ascii() {
     assert_eq!(counts(&db).await, (0, 3, 3, 3));
 }
 
+/// Reviews have no one-per-transaction rule, so there only the key claim (ARCHITECTURE
+/// pitfall 14) stands between 20 racers and 20 rows.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn twenty_concurrent_requests_with_one_key_create_one_dispute_and_all_get_201() {
+async fn twenty_concurrent_requests_with_one_key_create_one_record_and_all_get_201() {
     let db = TestDb::seeded().await;
     // One connection per request, as 20 Lambda instances would have.
     let postgres = PostgresConfig {
@@ -233,35 +277,44 @@ async fn twenty_concurrent_requests_with_one_key_create_one_dispute_and_all_get_
         ..PoolSettings::default()
     });
     let app = router(AppState::new(pool).with_postgres(postgres));
-    let barrier = Arc::new(tokio::sync::Barrier::new(20));
-    let tasks: Vec<_> = (0..20)
-        .map(|_| {
-            let app = app.clone();
-            let barrier = Arc::clone(&barrier);
-            tokio::spawn(async move {
-                barrier.wait().await;
-                post(&app, DISPUTES, "same-key", &dispute("race")).await
+    for (uri, expected) in [(DISPUTES, (1, 0, 1, 1)), (REVIEWS, (1, 1, 2, 2))] {
+        let barrier = Arc::new(tokio::sync::Barrier::new(20));
+        let tasks: Vec<_> = (0..20)
+            .map(|_| {
+                let app = app.clone();
+                let barrier = Arc::clone(&barrier);
+                let request = write(
+                    uri,
+                    Some(b"same-key"),
+                    Some(AGENT),
+                    &dispute("race").to_string(),
+                );
+                tokio::spawn(async move {
+                    barrier.wait().await;
+                    send_raw(&app, request).await
+                })
             })
-        })
-        .collect();
-    let mut replies = Vec::new();
-    for task in tasks {
-        replies.push(task.await.unwrap());
+            .collect();
+        let mut replies = Vec::new();
+        for task in tasks {
+            replies.push(task.await.unwrap());
+        }
+        for (status, _, body) in &replies {
+            assert_eq!(
+                *status,
+                StatusCode::CREATED,
+                "{}",
+                String::from_utf8_lossy(body)
+            );
+            assert_eq!(*body, replies[0].2, "{uri}: every racer gets the same body");
+        }
+        let replayed = replies
+            .iter()
+            .filter(|(_, r, _)| r.as_deref() == Some("true"))
+            .count();
+        assert_eq!(replayed, 19, "{uri}");
+        assert_eq!(counts(&db).await, expected, "{uri}");
     }
-    for reply in &replies {
-        assert_eq!(reply.status, StatusCode::CREATED, "{}", reply.body);
-        assert_eq!(reply.body, replies[0].body);
-    }
-    let replayed = replies
-        .iter()
-        .filter(|r| {
-            r.headers
-                .get("idempotent-replayed")
-                .is_some_and(|v| v == "true")
-        })
-        .count();
-    assert_eq!(replayed, 19);
-    assert_eq!(counts(&db).await, (1, 0, 1, 1));
 }
 
 #[tokio::test]
