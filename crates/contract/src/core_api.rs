@@ -8,6 +8,13 @@
 //! | `GET /v1/accounts/{id}/transactions` | query [`ListTransactionsQuery`] | [`TransactionPage`] |
 //! | `POST /v1/knowledge/search` | [`SearchRequest`] | [`SearchResponse`] |
 //! | `GET /v1/health` | — | [`Health`] |
+//! | `POST /v1/disputes` | [`DisputeRequest`] | 201 [`Dispute`] |
+//! | `POST /v1/reviews` | [`ReviewRequest`] | 201 [`Review`] |
+//!
+//! The two writes need an `Idempotency-Key` (1–[`IDEMPOTENCY_KEY_MAX_CHARS`] printable ASCII
+//! characters) and `X-Kosha-Principal` (SPEC §7; [`crate::headers`]). Each commits its row, its
+//! idempotency record and one outbox event ([`DISPUTE_OPENED`], [`REVIEW_REQUESTED`], payload =
+//! the 201 body) in one transaction.
 //!
 //! Every error answer is an [`crate::error::ErrorBody`].
 
@@ -29,6 +36,21 @@ pub const TOP_K_MAX: u32 = 20;
 /// `degraded_reason` when embeddings were unavailable and ranking is full text only
 /// (SPEC §10).
 pub const EMBEDDINGS_UNAVAILABLE: &str = "embeddings_unavailable";
+
+/// Longest dispute or review `reason`, in characters (Unicode scalar values); at least 1.
+pub const REASON_MAX_CHARS: usize = 1000;
+/// Longest `Idempotency-Key` (and `X-Kosha-Principal`), in bytes of printable ASCII; at least 1.
+pub const IDEMPOTENCY_KEY_MAX_CHARS: usize = 255;
+/// How long core-api keeps an idempotency key, in seconds (24 h, SPEC §4).
+pub const IDEMPOTENCY_KEY_TTL_S: u64 = 24 * 3600;
+/// `status` of a newly raised dispute.
+pub const DISPUTE_OPEN: &str = "open";
+/// `status` of a newly requested review.
+pub const REVIEW_PENDING: &str = "pending_review";
+/// Outbox event type of a raised dispute (SPEC §4).
+pub const DISPUTE_OPENED: &str = "dispute.opened";
+/// Outbox event type of a requested review (SPEC §4).
+pub const REVIEW_REQUESTED: &str = "review.requested";
 
 /// One card or account transaction. Amounts are integers in minor units (cents).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -130,6 +152,64 @@ pub struct Health {
     pub status: String,
 }
 
+/// Body of `POST /v1/disputes` (SPEC §4).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DisputeRequest {
+    /// The disputed transaction, `txn_` + 6 or more digits; must exist (404).
+    pub transaction_id: String,
+    /// 1–[`REASON_MAX_CHARS`] characters, no control characters other than tab, CR, LF.
+    pub reason: String,
+    /// Disputed amount in minor units, 1 to the transaction's absolute amount; absent means
+    /// the transaction's absolute amount.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub amount_minor: Option<i64>,
+}
+
+/// 201 answer of `POST /v1/disputes`, also the `payload` of its `dispute.opened` event.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct Dispute {
+    /// `dsp_` + a ULID ([`crate::ids::DISPUTE`]).
+    pub dispute_id: String,
+    /// The disputed transaction.
+    pub transaction_id: String,
+    /// [`DISPUTE_OPEN`].
+    pub status: String,
+    /// Disputed amount in minor units (cents), positive.
+    pub amount_minor: i64,
+    /// The reason as given.
+    pub reason: String,
+    /// Creation time, RFC 3339 UTC.
+    #[schemars(extend("format" = "date-time"))]
+    pub created_at: String,
+}
+
+/// Body of `POST /v1/reviews` (SPEC §4).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ReviewRequest {
+    /// The transaction to review, `txn_` + 6 or more digits; must exist (404).
+    pub transaction_id: String,
+    /// 1–[`REASON_MAX_CHARS`] characters, no control characters other than tab, CR, LF.
+    pub reason: String,
+}
+
+/// 201 answer of `POST /v1/reviews`, also the `payload` of its `review.requested` event.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct Review {
+    /// `rev_` + a ULID ([`crate::ids::REVIEW`]).
+    pub review_id: String,
+    /// The transaction under review.
+    pub transaction_id: String,
+    /// [`REVIEW_PENDING`].
+    pub status: String,
+    /// The reason as given.
+    pub reason: String,
+    /// Creation time, RFC 3339 UTC.
+    #[schemars(extend("format" = "date-time"))]
+    pub created_at: String,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -153,6 +233,23 @@ mod tests {
     fn unknown_request_fields_are_refused() {
         assert!(
             serde_json::from_value::<SearchRequest>(json!({"query": "x", "limit": 3})).is_err()
+        );
+        assert!(
+            serde_json::from_value::<ReviewRequest>(
+                json!({"transaction_id": "txn_000001", "reason": "x", "amount_minor": 1})
+            )
+            .is_err()
+        );
+    }
+
+    #[test]
+    fn dispute_amount_is_optional_on_the_wire() {
+        let r: DisputeRequest =
+            serde_json::from_value(json!({"transaction_id": "txn_000001", "reason": "x"})).unwrap();
+        assert_eq!(r.amount_minor, None);
+        assert_eq!(
+            serde_json::to_value(&r).unwrap(),
+            json!({"transaction_id": "txn_000001", "reason": "x"})
         );
     }
 }

@@ -1,6 +1,7 @@
 //! kosha-contract: the wire contract between Kosha's functions (SPEC §4, §7, §8), one
 //! definition of each fact, used by both sides of every hop so they cannot drift apart.
 //!
+//! - [`canonical`]: canonical JSON, for idempotency hashes and derived keys (SPEC §4, §7).
 //! - [`headers`]: the service-to-service header names (SPEC §7, §9, §12).
 //! - [`ids`]: the id shapes (SPEC §3) and their checks.
 //! - [`dependency`]: the dependency names of SPEC §8 (override keys, metric dimensions).
@@ -13,6 +14,7 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+pub mod canonical;
 pub mod core_api;
 pub mod dependency;
 pub mod error;

@@ -1,5 +1,6 @@
 //! PostgreSQL access: the pool ([`pool`]), embedded migrations ([`migrate`]), the deterministic
-//! seed ([`seed`]) and the typed queries behind the routes ([`queries`]).
+//! seed ([`seed`]), the typed queries behind the reads ([`queries`]) and the idempotent write
+//! transactions ([`writes`]).
 //!
 //! Every failure is classified once, here, into a [`DbError`] that says what the caller should
 //! do about it (retry later, give up, or report a bug); the HTTP edge maps it to an error code.
@@ -9,6 +10,7 @@ pub mod pool;
 pub mod queries;
 pub mod seed;
 pub mod settings;
+pub mod writes;
 
 use deadpool_postgres::{PoolError, TimeoutType};
 use tokio_postgres::error::SqlState;

@@ -50,7 +50,7 @@ const TRANSACTION_COLUMNS: &str =
 ///
 /// # Errors
 /// [`DbError`] from the pool or `work`; [`DbError::DeadlineExceeded`] when abandoned.
-async fn with_client<T>(
+pub(super) async fn with_client<T>(
     pool: &PgPool,
     budget: &Budget,
     work: impl AsyncFnOnce(&mut Object) -> Result<T, DbError>,

@@ -12,12 +12,15 @@
 //! | `GET /v1/accounts/{id}/transactions` | [`transactions::list_transactions`] |
 //! | `POST /v1/knowledge/search` | [`knowledge::search`] |
 //! | `GET /v1/health` | [`health::health`] |
+//! | `POST /v1/disputes` | [`writes::raise_dispute`] |
+//! | `POST /v1/reviews` | [`writes::request_review`] |
 
 pub mod extract;
 pub mod health;
 pub mod knowledge;
 pub mod trace;
 pub mod transactions;
+pub mod writes;
 
 use axum::Router;
 use axum::extract::DefaultBodyLimit;
@@ -68,6 +71,8 @@ pub fn router(state: AppState) -> Router {
             get(transactions::list_transactions),
         )
         .route("/v1/knowledge/search", post(knowledge::search))
+        .route("/v1/disputes", post(writes::raise_dispute))
+        .route("/v1/reviews", post(writes::request_review))
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))

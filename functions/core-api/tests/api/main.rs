@@ -8,3 +8,4 @@ mod hung;
 mod knowledge;
 mod seed;
 mod transactions;
+mod writes;
