@@ -13,7 +13,9 @@
 //! | screening | `scr_` + a ULID | `scr_01JD8X4ZQ7M2N5P8R3T6V9W0YB` |
 //!
 //! Only ASCII digits count (`txn_٠٠٠٠٠١` is malformed). The digit forms have no upper bound
-//! on length; the request body limits bound them in practice.
+//! on length (SPEC §3), but no id longer than [`MAX_DIGITS`] digits is ever issued:
+//! [`IdShape::may_exist`] lets a caller answer `not_found` for one without a lookup (and
+//! without building a URL too long to send).
 
 /// What follows an id's prefix.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -80,6 +82,9 @@ pub const SCREENING: IdShape = IdShape {
     example: "scr_01JD8X4ZQ7M2N5P8R3T6V9W0YB",
 };
 
+/// Most digits of any id Kosha issues or seeds; a longer well-formed id does not exist.
+pub const MAX_DIGITS: usize = 32;
+
 /// Length of a ULID in Crockford base-32 characters.
 pub const ULID_CHARS: usize = 26;
 
@@ -102,6 +107,15 @@ impl IdShape {
                     && rest.bytes().all(is_crockford)
                     && rest.as_bytes().first().is_some_and(|b| *b <= b'7')
             }
+        }
+    }
+
+    /// Whether a well-formed `value` could name a record: ULIDs always, digit forms up to
+    /// [`MAX_DIGITS`] digits. `false` means `not_found` without looking.
+    pub fn may_exist(&self, value: &str) -> bool {
+        match self.body {
+            IdBody::Digits { .. } => value.len() <= self.prefix.len() + MAX_DIGITS,
+            IdBody::Ulid => true,
         }
     }
 
@@ -180,6 +194,15 @@ mod tests {
         ] {
             assert!(!DISPUTE.matches(bad), "{bad}");
         }
+    }
+
+    #[test]
+    fn ids_longer_than_any_issued_are_well_formed_but_cannot_exist() {
+        let long = format!("txn_{}", "9".repeat(MAX_DIGITS + 1));
+        assert!(TRANSACTION.matches(&long));
+        assert!(!TRANSACTION.may_exist(&long));
+        assert!(TRANSACTION.may_exist(&format!("txn_{}", "9".repeat(MAX_DIGITS))));
+        assert!(DISPUTE.may_exist(DISPUTE.example));
     }
 
     #[test]

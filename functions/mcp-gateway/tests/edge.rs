@@ -152,3 +152,46 @@ async fn an_unreachable_core_api_is_dependency_unavailable() {
     assert_eq!(err["code"], "dependency_unavailable");
     assert_eq!(err["dependency"], "core-api");
 }
+
+#[tokio::test]
+async fn a_browser_on_an_allowed_origin_gets_its_preflight_and_cors_headers() {
+    let mut cfg = common::config("http://127.0.0.1:9", 64);
+    cfg.allowed_origins = vec!["http://localhost:*".to_owned()];
+    let app = common::app_with(cfg, 100.0);
+    let preflight = http::Request::options("/mcp")
+        .header("host", "localhost")
+        .header("origin", "http://localhost:6274")
+        .header("access-control-request-method", "POST")
+        .header(
+            "access-control-request-headers",
+            "authorization,content-type,mcp-protocol-version",
+        )
+        .body(axum::body::Body::empty())
+        .unwrap();
+    let resp = app.clone().oneshot(preflight).await.unwrap();
+    assert!(resp.status().is_success(), "{}", resp.status());
+    let h = resp.headers();
+    assert_eq!(h["access-control-allow-origin"], "http://localhost:6274");
+    let allowed = h["access-control-allow-headers"]
+        .to_str()
+        .unwrap()
+        .to_lowercase();
+    assert!(allowed.contains("authorization") && allowed.contains("mcp-protocol-version"));
+
+    let mut post = tools_call(1, &common::agent(), "get_service_health", json!({}));
+    post.headers_mut()
+        .insert("origin", "http://localhost:6274".parse().unwrap());
+    let resp = app.clone().oneshot(post).await.unwrap();
+    assert_eq!(resp.status(), StatusCode::OK);
+    assert_eq!(
+        resp.headers()["access-control-allow-origin"],
+        "http://localhost:6274"
+    );
+
+    let mut evil = tools_call(2, &common::agent(), "get_service_health", json!({}));
+    evil.headers_mut()
+        .insert("origin", "http://evil.example".parse().unwrap());
+    let resp = app.oneshot(evil).await.unwrap();
+    assert_eq!(resp.status(), StatusCode::FORBIDDEN);
+    assert!(resp.headers().get("access-control-allow-origin").is_none());
+}

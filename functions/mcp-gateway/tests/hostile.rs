@@ -563,7 +563,7 @@ async fn auth_and_host_refusals_use_implementation_defined_codes() {
     }
 }
 
-// ---------------------------------------------------------------- issue 17 (PROTOTYPE)
+// ---------------------------------------------------------------- issue 17: what real clients found
 
 /// `POST /mcp` with `headers` replacing the conforming defaults of [`post`].
 fn post_with(headers: &[(&str, &str)], body: &Value) -> Request<Body> {
@@ -680,4 +680,35 @@ async fn removed_and_unserved_methods_at_2026_07_28_are_404_method_not_found() {
         assert_eq!(answer["error"]["code"], -32601, "{method}");
         assert_eq!(answer["id"], 500, "{method}");
     }
+}
+
+// ---------------------------------------------------------------- attack pass: hostile ids
+
+#[tokio::test]
+async fn a_huge_well_formed_id_is_not_found_without_calling_core_api_or_opening_its_breaker() {
+    // A 100,000-digit id once made a URL the HTTP client refused to build, counted as a
+    // core-api failure: nine such calls opened the breaker for every agent.
+    let core_api = core_api_search(200, 0).await;
+    let app = app(&core_api.uri(), 100.0, 64);
+    let id = format!("txn_{}", "9".repeat(100_000));
+    for i in 0..12 {
+        let resp = agent_call(&app, i, "get_transaction", json!({"transaction_id": id})).await;
+        let body = json_body(resp).await;
+        let err = tool_error(&body);
+        assert_eq!(err["code"], "not_found", "{err}");
+        assert!(
+            err["message"].as_str().unwrap().len() < 200,
+            "the id is clipped"
+        );
+    }
+    let account = format!("acc_{}", "1".repeat(50_000));
+    let resp = agent_call(
+        &app,
+        20,
+        "list_transactions",
+        json!({"account_id": account}),
+    )
+    .await;
+    assert_eq!(tool_error(&json_body(resp).await)["code"], "not_found");
+    assert_eq!(core_api_breaker(&app).await, "closed");
 }

@@ -85,6 +85,9 @@ pub async fn get_transaction(
     ApiPath(id): ApiPath<String>,
 ) -> Result<Json<TransactionResponse>, ApiError> {
     ids::check("transaction_id", &id, &TRANSACTION)?;
+    if !TRANSACTION.may_exist(&id) {
+        return Err(ApiError::NotFound("transaction not found".to_owned()));
+    }
     let transaction = queries::get_transaction(&state.pool, &budget, &id)
         .await?
         .ok_or_else(|| ApiError::NotFound(format!("transaction {id} not found")))?;
@@ -102,6 +105,9 @@ pub async fn list_transactions(
     ApiQuery(params): ApiQuery<ListTransactionsQuery>,
 ) -> Result<Json<TransactionPage>, ApiError> {
     ids::check("account_id", &account_id, &ACCOUNT)?;
+    if !ACCOUNT.may_exist(&account_id) {
+        return Err(ApiError::NotFound("account not found".to_owned()));
+    }
     let (query, limit) = list_query(params, account_id)?;
     let mut rows = queries::list_transactions(&state.pool, &budget, &query)
         .await?

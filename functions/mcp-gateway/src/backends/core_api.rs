@@ -58,6 +58,10 @@ pub enum CoreApiError {
     /// The request could not be signed (no AWS credentials in time): it was never sent.
     #[error("core-api request not signed: {0}")]
     Signing(#[from] SignError),
+    /// The request could not be built (a URL or header our client refuses): it was never
+    /// sent, and says nothing about core-api's health.
+    #[error("core-api request could not be built")]
+    Build,
 }
 
 /// Who is calling and by when the answer is needed; sent with every request.
@@ -183,7 +187,10 @@ impl CoreApi {
         if let Some(c) = &meta.chaos {
             req = req.header(headers::CHAOS, c);
         }
-        let mut request = req.build().map_err(transport_error)?;
+        let mut request = req.build().map_err(|e| {
+            tracing::error!(error = %e, "core-api request not built");
+            CoreApiError::Build
+        })?;
         if let Some(signer) = &self.signer {
             signer.sign(&mut request, meta.timeout).await?;
         }
@@ -266,6 +273,8 @@ impl Classify for CoreApiError {
             Self::Connect | Self::Signing(_) => ErrorClass::Connect,
             Self::Timeout => ErrorClass::Timeout,
             Self::Decode => ErrorClass::Fatal,
+            // Never sent: neither retried nor counted against core-api's breaker.
+            Self::Build => ErrorClass::Caller,
         }
     }
 }

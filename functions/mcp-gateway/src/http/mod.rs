@@ -31,13 +31,14 @@ use std::time::Duration;
 use axum::Router;
 use axum::body::{Body, Bytes};
 use axum::extract::{Request, State};
-use axum::http::{HeaderMap, StatusCode, header};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use rmcp::transport::streamable_http_server::session::never::NeverSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use serde_json::{Value, json};
+use tower_http::cors::{AllowOrigin, CorsLayer};
 
 use self::error::EdgeError;
 use self::rmcp_errors::json_errors;
@@ -70,6 +71,7 @@ pub fn router(gateway: Arc<Gateway>) -> Router {
         Arc::new(NeverSessionManager::default()),
         config,
     );
+    let cors = cors(gateway.config.allowed_origins.clone());
     let edge = Arc::new(Edge {
         gateway,
         in_flight: AtomicUsize::new(0),
@@ -84,6 +86,41 @@ pub fn router(gateway: Arc<Gateway>) -> Router {
         .route("/healthz", get(healthz))
         .fallback(not_found)
         .layer(middleware::from_fn(kosha_runtime::trace::request_span))
+        .layer(cors)
+}
+
+/// CORS for browser clients on an allowed `Origin` (SPEC §2: the MCP Inspector on this
+/// machine). A browser preflights `POST /mcp` (it carries `Authorization` and a JSON
+/// `Content-Type`): an allowed origin gets the preflight answered here, before any check
+/// (a preflight carries no token), and every answer to it names the origin and exposes the
+/// headers a client reads (`WWW-Authenticate`, `Retry-After`). A disallowed origin gets no
+/// CORS headers, so the browser stops; `guard` refuses its requests anyway (403).
+fn cors(allowed: Vec<String>) -> CorsLayer {
+    use axum::http::{HeaderName, Method};
+    let origin = AllowOrigin::predicate(move |origin: &HeaderValue, _| {
+        host::origin_allowed(origin, &allowed)
+    });
+    CorsLayer::new()
+        .allow_origin(origin)
+        .allow_methods([Method::GET, Method::POST])
+        .allow_headers([
+            header::AUTHORIZATION,
+            header::CONTENT_TYPE,
+            header::ACCEPT,
+            HeaderName::from_static("mcp-protocol-version"),
+            HeaderName::from_static("mcp-session-id"),
+            HeaderName::from_static("mcp-method"),
+            HeaderName::from_static("mcp-name"),
+            HeaderName::from_static("last-event-id"),
+            HeaderName::from_static(kosha_contract::headers::CHAOS),
+            HeaderName::from_static(kosha_contract::headers::TRACEPARENT),
+        ])
+        .expose_headers([
+            header::WWW_AUTHENTICATE,
+            header::RETRY_AFTER,
+            HeaderName::from_static("mcp-session-id"),
+        ])
+        .max_age(Duration::from_secs(600))
 }
 
 async fn healthz() -> impl IntoResponse {

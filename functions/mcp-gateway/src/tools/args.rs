@@ -74,14 +74,38 @@ impl ArgsSchema {
         if let Some(e) = self.validator.iter_errors(&value).next() {
             return Err(refusal(&e, &value));
         }
-        // The schema was generated from `T`, so this only fails where JSON Schema and serde
-        // disagree (`3.0` is an integer to one and a float to the other): name the field.
+        // JSON Schema counts `3.0` an integer, serde does not: give serde the integer.
+        let mut value = value;
+        integral_floats_as_integers(&mut value);
+        // The schema was generated from `T`, so this fails only where the two still disagree:
+        // name the field.
         serde_path_to_error::deserialize(value).map_err(|e| {
             ToolError::invalid(
                 clip(&e.path().to_string()),
                 "does not have the type the schema declares",
             )
         })
+    }
+}
+
+/// Rewrites every number with no fractional part written as a float (`3.0`, `1e1`) as the
+/// integer it is (JSON Schema 2020-12 §6.1.1: such a number is an integer), within `i64`.
+fn integral_floats_as_integers(value: &mut Value) {
+    match value {
+        Value::Number(n) if !n.is_i64() && !n.is_u64() => {
+            if let Some(f) = n.as_f64()
+                && f.fract() == 0.0
+                && f.abs() < 9_007_199_254_740_992.0
+            {
+                // Exact: |f| < 2^53.
+                #[allow(clippy::cast_possible_truncation)]
+                let i = f as i64;
+                *value = Value::from(i);
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(integral_floats_as_integers),
+        Value::Object(map) => map.values_mut().for_each(integral_floats_as_integers),
+        _ => {}
     }
 }
 
@@ -374,6 +398,19 @@ mod tests {
             "{err:?}"
         );
         assert!(schema.parse::<NoArgs>(None).is_ok());
+    }
+
+    #[test]
+    fn a_whole_number_written_as_a_float_is_an_integer() {
+        for n in [json!(3.0), json!(3e0), json!(0.3e1)] {
+            let ok = schema()
+                .parse::<Args>(json!({"query": "x", "top_k": n}).as_object().cloned())
+                .unwrap();
+            assert_eq!(ok.top_k, Some(3));
+        }
+        let (field, message) = refused(json!({"query": "x", "top_k": 5.5}));
+        assert_eq!(field, "top_k");
+        assert!(message.contains("must be an integer"), "{message}");
     }
 
     #[test]

@@ -169,6 +169,7 @@ fn map_core_api_error(e: CoreApiError) -> ToolError {
                 ToolError::Internal
             }
         },
+        CoreApiError::Build => ToolError::Internal,
         CoreApiError::Connect
         | CoreApiError::Timeout
         | CoreApiError::Decode

@@ -12,6 +12,7 @@ use super::call::Call;
 use super::catalogue::{DEFAULT_MIN_BUDGET, Hints, Need, Spec, Tool};
 use super::error::ToolError;
 use crate::backends::Backend;
+use crate::echo::clip;
 
 /// Arguments.
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -55,6 +56,12 @@ impl Tool for GetTransaction {
     /// `not_found`, or the core-api errors of [`Call::core_api_read`].
     async fn run(call: &Call<'_>, args: Args) -> Result<Output, ToolError> {
         let id = args.transaction_id.as_str();
+        if !ids::TRANSACTION.may_exist(id) {
+            return Err(ToolError::NotFound(format!(
+                "transaction {} not found",
+                clip(id)
+            )));
+        }
         let transaction = call
             .core_api_read(
                 |meta| async move { call.gateway.core_api.get_transaction(&meta, id).await },

@@ -17,6 +17,7 @@ use super::call::Call;
 use super::catalogue::{DEFAULT_MIN_BUDGET, Hints, Need, Spec, Tool};
 use super::error::ToolError;
 use crate::backends::Backend;
+use crate::echo::clip;
 
 /// Arguments.
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -80,6 +81,10 @@ impl Tool for ListTransactions {
             && timestamp("from", from)? > timestamp("to", to)?
         {
             return Err(ToolError::invalid("from", "must not be after `to`"));
+        }
+        if !ids::ACCOUNT.may_exist(&args.account_id) {
+            let id = clip(&args.account_id);
+            return Err(ToolError::NotFound(format!("account {id} not found")));
         }
         let query = ListTransactionsQuery {
             limit: args.limit,
