@@ -69,17 +69,31 @@ pub(super) async fn with_client<T>(
     }
 }
 
-/// Starts a read-only transaction whose statements may run for the budget's statement
-/// timeout (`SET LOCAL`, so it ends with the transaction; seed 004 §2). The transaction rolls
-/// back if dropped, so a failed request never returns a connection mid-transaction.
-async fn begin<'a>(
+/// Whether a transaction may write.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Access {
+    /// Reads only (`SET TRANSACTION READ ONLY`).
+    ReadOnly,
+    /// Reads and writes.
+    ReadWrite,
+}
+
+/// Starts a transaction whose statements may run for the budget's statement timeout
+/// (`SET LOCAL`, so it ends with the transaction; seed 004 §2). The transaction rolls back if
+/// dropped, so a failed request never returns a connection mid-transaction.
+pub(crate) async fn begin<'a>(
     client: &'a mut deadpool_postgres::Object,
     budget: &Budget,
+    access: Access,
 ) -> Result<deadpool_postgres::Transaction<'a>, DbError> {
     let timeout = budget
         .statement_timeout()
         .ok_or(DbError::StatementTimeout)?;
-    let tx = client.build_transaction().read_only(true).start().await?;
+    let tx = client
+        .build_transaction()
+        .read_only(access == Access::ReadOnly)
+        .start()
+        .await?;
     // An integer we computed, not user input.
     tx.batch_execute(&format!(
         "SET LOCAL statement_timeout = {}",
@@ -92,11 +106,7 @@ async fn begin<'a>(
 /// A row as the wire's transaction: `booked_at` as RFC 3339 UTC (`2026-03-04T10:15:00Z`,
 /// with a fraction only when the stored time has one), so [`booked_at`] reads it back exactly.
 fn transaction(row: &Row) -> Result<Transaction, DbError> {
-    let booked_at: OffsetDateTime = row.try_get(7)?;
-    let booked_at = booked_at
-        .to_offset(time::UtcOffset::UTC)
-        .format(&Rfc3339)
-        .map_err(|e| DbError::Query(format!("booked_at out of RFC 3339's range: {e}")))?;
+    let booked_at = rfc3339(row.try_get(7)?)?;
     Ok(Transaction {
         transaction_id: row.try_get(0)?,
         account_id: row.try_get(1)?,
@@ -107,6 +117,17 @@ fn transaction(row: &Row) -> Result<Transaction, DbError> {
         status: row.try_get(6)?,
         booked_at,
     })
+}
+
+/// `at` in UTC as RFC 3339 (`2026-03-04T10:15:00Z`, with a fraction only when `at` has one):
+/// how every time is written on the wire.
+///
+/// # Errors
+/// [`DbError::Query`] for a year RFC 3339 cannot write (outside 0–9999).
+pub(crate) fn rfc3339(at: OffsetDateTime) -> Result<String, DbError> {
+    at.to_offset(time::UtcOffset::UTC)
+        .format(&Rfc3339)
+        .map_err(|e| DbError::Query(format!("a time out of RFC 3339's range: {e}")))
 }
 
 /// The `booked_at` of a transaction [`transaction`] built, as an instant (for the keyset of
@@ -141,7 +162,7 @@ pub async fn get_transaction(
     id: &str,
 ) -> Result<Option<Transaction>, DbError> {
     with_client(pool, budget, async |client| {
-        let tx = begin(client, budget).await?;
+        let tx = begin(client, budget, Access::ReadOnly).await?;
         let sql = format!(
             "SELECT {TRANSACTION_COLUMNS} FROM core.transactions WHERE transaction_id = $1"
         );
@@ -163,7 +184,7 @@ pub async fn list_transactions(
     q: &ListQuery,
 ) -> Result<Option<Vec<Transaction>>, DbError> {
     with_client(pool, budget, async |client| {
-        let tx = begin(client, budget).await?;
+        let tx = begin(client, budget, Access::ReadOnly).await?;
         let exists = tx
             .prepare_cached("SELECT 1 FROM core.accounts WHERE account_id = $1")
             .await?;
@@ -218,7 +239,7 @@ pub async fn search_articles(
     top_k: i64,
 ) -> Result<Vec<ArticleHit>, DbError> {
     with_client(pool, budget, async |client| {
-        let tx = begin(client, budget).await?;
+        let tx = begin(client, budget, Access::ReadOnly).await?;
         let strict = tx
             .prepare_cached(&search_sql("websearch_to_tsquery('english', $1)"))
             .await?;

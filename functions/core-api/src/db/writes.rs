@@ -17,10 +17,8 @@ use kosha_contract::core_api::{
     Review,
 };
 use serde_json::Value;
-use time::OffsetDateTime;
-use time::format_description::well_known::Rfc3339;
 
-use super::queries::with_client;
+use super::queries::{Access, begin, rfc3339, with_client};
 use super::{DbError, PgPool};
 use crate::deadline::Budget;
 
@@ -99,31 +97,6 @@ struct Event<'a> {
 
 type Outcome = Result<Result<Written, Refusal>, DbError>;
 
-/// Starts a read-write transaction whose statements may run for the budget's statement timeout
-/// (`SET LOCAL`, as the reads do).
-async fn begin_write<'a>(
-    client: &'a mut deadpool_postgres::Object,
-    budget: &Budget,
-) -> Result<deadpool_postgres::Transaction<'a>, DbError> {
-    let timeout = budget
-        .statement_timeout()
-        .ok_or(DbError::StatementTimeout)?;
-    let tx = client.build_transaction().start().await?;
-    // An integer we computed, not user input.
-    tx.batch_execute(&format!(
-        "SET LOCAL statement_timeout = {}",
-        timeout.as_millis().max(1)
-    ))
-    .await?;
-    Ok(tx)
-}
-
-fn rfc3339(at: OffsetDateTime) -> Result<String, DbError> {
-    at.to_offset(time::UtcOffset::UTC)
-        .format(&Rfc3339)
-        .map_err(|e| DbError::Query(format!("created_at out of RFC 3339's range: {e}")))
-}
-
 fn to_json<T: serde::Serialize>(value: &T) -> Result<Value, DbError> {
     serde_json::to_value(value).map_err(|e| DbError::Query(format!("response not JSON: {e}")))
 }
@@ -138,7 +111,7 @@ async fn idempotent<T: serde::Serialize>(
     ) -> Result<Result<(T, Event<'static>), Refusal>, DbError>,
 ) -> Outcome {
     with_client(pool, budget, async |client| {
-        let tx = begin_write(client, budget).await?;
+        let tx = begin(client, budget, Access::ReadWrite).await?;
         let claim = tx
             .prepare_cached(
                 "INSERT INTO ops.idempotency_keys

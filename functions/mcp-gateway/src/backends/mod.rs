@@ -27,9 +27,6 @@ pub enum Backend {
 }
 
 impl Backend {
-    /// Every backend, in `get_service_health` order.
-    pub const ALL: [Self; 1] = [Self::CoreApiRead];
-
     /// The name `get_service_health` shows (SPEC §4).
     pub const fn health_name(self) -> &'static str {
         match self {
