@@ -4,8 +4,8 @@
 //! dependency client ([`backends`]) under the resilience policy for that dependency.
 //!
 //! Module imports point one way: `http` → `server` → `tools` → `state` → `backends` →
-//! `kosha_contract`, with [`config`], [`jsonrpc`] and [`echo`] as leaves; no module imports
-//! one that imports it back.
+//! `kosha_contract`, with [`config`], [`jsonrpc`], [`echo`] and [`chaos`] (the chaos-header
+//! gate, used by `state` and `tools`) as leaves; no module imports one that imports it back.
 #![forbid(unsafe_code)]
 
 pub mod backends;

@@ -22,6 +22,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
+import { loadStackEnv } from '../e2e/stack.mjs';
+
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const TS = path.resolve(HERE, '..');
 const ROOT = path.resolve(TS, '../..');
@@ -46,17 +48,6 @@ function parseArgs(argv) {
     if (!REVISIONS.includes(r)) { console.error(`unknown revision ${r}; known: ${REVISIONS.join(', ')}`); process.exit(2); }
   }
   return opts;
-}
-
-function loadStackEnv(file) {
-  const env = {};
-  for (const raw of readFileSync(file, 'utf8').split('\n')) {
-    const line = raw.trim();
-    if (!line || line.startsWith('#') || !line.includes('=')) continue;
-    const i = line.indexOf('=');
-    env[line.slice(0, i).trim()] = line.slice(i + 1).trim();
-  }
-  return env;
 }
 
 /**
@@ -132,7 +123,7 @@ async function main() {
     console.error(`conformance suite not installed at ${SUITE} (scripts/lib/common.sh ensure_node_modules)`);
     process.exit(2);
   }
-  const stack = loadStackEnv(process.env.KOSHA_STACK_ENV ?? path.join(ROOT, '.dev', 'stack.env'));
+  const stack = loadStackEnv();
   const url = stack.KOSHA_GATEWAY_URL;
   const token = stack.KOSHA_AGENT_TOKEN;
   if (!url || !token) { console.error('stack.env lacks KOSHA_GATEWAY_URL or KOSHA_AGENT_TOKEN'); process.exit(2); }
