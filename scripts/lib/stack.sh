@@ -164,9 +164,9 @@ stop_all() {
 status_all() {
   local ok=0 f name pid port url state db_url="" env_file="$DEV_DIR/stack.env"
   row() {  # NAME STATE [URL [PID]]
-    if [[ -n "${4:-}" ]]; then printf '%-13s %-10s %-44s pid %s\n' "$1" "$2" "$3" "$4"
-    elif [[ -n "${3:-}" ]]; then printf '%-13s %-10s %s\n' "$1" "$2" "$3"
-    else printf '%-13s %s\n' "$1" "$2"; fi
+    if [[ -n "${4:-}" ]]; then printf '%-15s %-10s %-44s pid %s\n' "$1" "$2" "$3" "$4"
+    elif [[ -n "${3:-}" ]]; then printf '%-15s %-10s %s\n' "$1" "$2" "$3"
+    else printf '%-15s %s\n' "$1" "$2"; fi
     [[ "$2" == running ]] || ok=1
   }
   if [[ -f "$env_file" ]]; then db_url="$(sed -n 's/^DATABASE_URL=//p' "$env_file" | tail -1)"; fi

@@ -97,7 +97,8 @@ async def test_core_api_faults_are_injected_inside_the_gateway_policy(gateway_ur
 @pytest.mark.parametrize("fault", ["latency", "error", "timeout", "reset"])
 async def test_postgres_faults_are_applied_by_core_api(gateway_url, stack, fault):
     core_log = log(stack, "core-api")
-    cancelled_before = core_log.read_text().count("postgres statement timeout")
+    text = core_log.read_text()
+    cancelled_before = text.count("postgres statement timeout") + text.count("postgres too slow for the request deadline")
     header = sign(stack, "postgres", fault, ms=300 if fault == "latency" else None)
     async with session(gateway_url, stack["KOSHA_TESTER_TOKEN"], {"x-kosha-chaos": header}) as s:
         r, took = await timed(s, "get_transaction", TXN)
@@ -107,12 +108,21 @@ async def test_postgres_faults_are_applied_by_core_api(gateway_url, stack, fault
         return
     err = r.structured_content["error"]
     if fault == "timeout":
-        # A slow statement: PostgreSQL cancels it on statement_timeout (57014), as core-api logs.
+        # A slow statement, answered by core-api's slow-query path: PostgreSQL cancels it on
+        # statement_timeout (57014), or — when the machine is slower than the 50 ms between
+        # that and core-api's own give-up — core-api abandons it at the deadline. Both are what
+        # a real slow query gets (the first attempt is the gateway's 2 s attempt timeout).
         assert err["code"] in ("deadline_exceeded", "dependency_unavailable"), err
+        slow = ("postgres statement timeout", "postgres too slow for the request deadline")
+
+        def slow_queries() -> int:
+            text = core_log.read_text()
+            return sum(text.count(m) for m in slow)
+
         end = time.monotonic() + 5
-        while time.monotonic() < end and core_log.read_text().count("postgres statement timeout") <= cancelled_before:
+        while time.monotonic() < end and slow_queries() <= cancelled_before:
             time.sleep(0.1)
-        assert core_log.read_text().count("postgres statement timeout") > cancelled_before
+        assert slow_queries() > cancelled_before
     else:
         assert err["code"] == "dependency_unavailable" and err["dependency"] == "postgres", err
         assert err["retry_after_s"] >= 1, err
@@ -123,8 +133,9 @@ async def test_openai_faults_degrade_search_to_full_text(gateway_url, stack, age
     args = {"query": "how do I dispute a card transaction", "top_k": 3}
     async with session(gateway_url, agent_token) as s:
         plain = (await s.call_tool("search_knowledge_base", args)).structured_content
-    if "degraded" not in plain:
-        pytest.skip("search_knowledge_base has no embeddings path yet (issue 13)")
+    health = httpx.get(stack["KOSHA_CORE_API_URL"] + "/v1/health", timeout=5).text
+    if "degraded" not in plain or "embed" not in health.lower():
+        pytest.skip("core-api has no embeddings client yet (issue 13)")
     header = sign(stack, "openai", fault, ms=300 if fault == "latency" else None)
     async with session(gateway_url, stack["KOSHA_TESTER_TOKEN"], {"x-kosha-chaos": header}) as s:
         r, took = await timed(s, "search_knowledge_base", args)
@@ -197,9 +208,11 @@ async def test_a_fifth_of_attempts_failing_is_absorbed_by_retries_within_the_bud
     # Retries ran and recovered calls: most calls succeed (without retries, ~80 % would).
     assert extra >= 5, extra
     assert ok >= 0.75 * n, ok
-    # The budget caps the extra load: 0.1 token per success plus the floor of 1 retry/s (and
-    # the one it starts with), far below the ~0.25 × n retries a policy without it would make.
-    assert extra <= 0.1 * ok + elapsed + 2, (extra, ok, elapsed)
+    # The budget caps the extra load: what the earned bucket held at the start (at most its
+    # cap, 10 tokens), 0.1 token per success since, and the floor of 1 retry/s (plus the one
+    # it starts with). Without a budget it would be ~0.24 × n once the run is fast enough
+    # that the floor does not cover it (here 200 calls take a few seconds).
+    assert extra <= 10 + 0.1 * ok + elapsed + 1, (extra, ok, elapsed)
 
 
 # ------------------------------------------------------------------ forgeries and the audit
@@ -208,7 +221,7 @@ def signed(key: bytes, body: bytes) -> bytes:
     return body + b";sig=" + hmac.new(key, body, hashlib.sha256).hexdigest().encode()
 
 
-def test_forgeries_are_ignored_and_audited_without_key_or_signature(gateway_url, stack):
+async def test_forgeries_are_ignored_and_audited_without_key_or_signature(gateway_url, stack):
     key = bytes.fromhex(stack["KOSHA_CHAOS_KEY"])
     now = int(time.time())
     good = sign(stack, "core-api", "error").encode()

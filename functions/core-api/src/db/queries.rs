@@ -126,8 +126,17 @@ pub(crate) async fn begin<'a>(
     ))
     .await?;
     if fault == Some(FaultAction::Timeout) {
-        // A second past the timeout: PostgreSQL cancels it first.
-        let secs = timeout.as_secs_f64() + 1.0;
+        // The slow statement gets what is left now (BEGIN and SET took some), and sleeps a
+        // second past it, so PostgreSQL cancels it as it would a real slow query.
+        let left = budget
+            .statement_timeout()
+            .ok_or(DbError::StatementTimeout)?;
+        tx.batch_execute(&format!(
+            "SET LOCAL statement_timeout = {}",
+            left.as_millis().max(1)
+        ))
+        .await?;
+        let secs = left.as_secs_f64() + 1.0;
         tx.execute("SELECT pg_sleep($1)", &[&secs]).await?;
     }
     Ok(tx)
