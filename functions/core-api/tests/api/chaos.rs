@@ -10,7 +10,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use axum::Router;
 use axum::body::Body;
 use axum::http::{Request, StatusCode};
-use core_api::chaos::ChaosVerifier;
+use core_api::chaos::{Chaos, ChaosVerifier};
 use core_api::db::PoolSettings;
 use core_api::routes::{AppState, router};
 use kosha_resilience::chaos::{ChaosSpec, Fault, Target};
@@ -176,4 +176,47 @@ async fn unverified_disabled_or_other_target_headers_change_nothing() {
         let (reply, _) = get(app, Some(h), None).await;
         assert_eq!(reply.status, StatusCode::OK, "{h}: {}", reply.body);
     }
+}
+
+/// The seam for the other targets' clients (the `openai` embeddings client): any handler
+/// extracts the request's [`Chaos`] and gets a plan only for its own dependency.
+#[tokio::test]
+async fn handlers_extract_the_verified_plan_as_one_value() {
+    async fn probe(chaos: Chaos) -> String {
+        let spec = chaos.spec().map(|s| s.target().as_str()).unwrap_or("none");
+        let openai = chaos.faults(Target::OpenAi).is_some();
+        format!("{spec} openai={openai}")
+    }
+    let keys = SecretCache::with_fetcher(Arc::new(Fixed), "test", Duration::from_secs(300));
+    let verifier = Arc::new(ChaosVerifier::new(true, Some(keys)));
+    let app = Router::new()
+        .route("/probe", axum::routing::get(probe))
+        .layer(axum::middleware::from_fn_with_state(
+            verifier,
+            core_api::chaos::honour,
+        ));
+    let text = |h: Option<String>| {
+        let app = app.clone();
+        async move {
+            let mut req = Request::get("/probe");
+            if let Some(h) = h {
+                req = req.header("x-kosha-chaos", h);
+            }
+            let response = tower::ServiceExt::oneshot(app, req.body(Body::empty()).unwrap())
+                .await
+                .unwrap();
+            let bytes = http_body_util::BodyExt::collect(response.into_body())
+                .await
+                .unwrap()
+                .to_bytes();
+            String::from_utf8(bytes.to_vec()).unwrap()
+        }
+    };
+    assert_eq!(text(None).await, "none openai=false");
+    let openai = header(Target::OpenAi, Fault::Timeout, None);
+    assert_eq!(text(Some(openai.clone())).await, "openai openai=true");
+    let postgres = header(Target::Postgres, Fault::Error, None);
+    assert_eq!(text(Some(postgres)).await, "postgres openai=false");
+    let forged = openai.replace("timeout", "reset");
+    assert_eq!(text(Some(forged)).await, "none openai=false");
 }
