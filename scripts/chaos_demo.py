@@ -17,6 +17,7 @@ import contextlib
 import json
 import os
 import random
+import re
 import shutil
 import subprocess
 import sys
@@ -36,8 +37,10 @@ sys.path.insert(0, str(ROOT / "tests" / "e2e"))
 from kosha_client import load_stack_env  # noqa: E402
 
 NOT_BUILT, PASS, FAIL = "not built", "PASS", "FAIL"
-# How long a recovery (breaker closing, a deferred screening completing) may take.
+# How long core-api's breaker may take to close after an outage row, and how long deferred
+# work (a screening the worker completes, an outbox event the relay publishes) may take.
 RECOVERY_S = float(os.environ.get("KOSHA_DEMO_RECOVERY_S", "45"))
+LATER_S = float(os.environ.get("KOSHA_DEMO_LATER_S", "120"))
 TXN = {"transaction_id": "txn_000042"}
 
 
@@ -257,7 +260,7 @@ async def deferred_then_completed(stack: Stack, row: Row, seen: Seen) -> Row:
     ok = seen.code == "ok" and c.get("status") == "deferred" and int(c.get("retry_after_s") or 0) >= 5
     seen.retry_after_s = str(c.get("retry_after_s", "-"))
     if ok:
-        end, status = time.monotonic() + RECOVERY_S, None
+        end, status = time.monotonic() + LATER_S, None
         async with agent(stack, "KOSHA_AGENT_TOKEN") as a:
             while time.monotonic() < end:
                 got = await a.call("get_screening_result", {"screening_id": c["screening_id"]})
@@ -288,13 +291,15 @@ async def sqs(stack: Stack, tools: set[str]) -> Row:
     with stack.down("sqs"):
         async with agent(stack, "KOSHA_AGENT_TOKEN") as a:
             seen = await a.call("flag_transaction_for_review", args)
-        review = (seen.content or {}).get("review_id", "")
+        review = str((seen.content or {}).get("review_id", ""))
+        if not re.fullmatch(r"rev_[0-9A-Z]{26}", review):  # quoted into SQL below
+            return judge(row, seen, False)
         waiting = stack.sql(f"select count(*) from ops.outbox where aggregate_id = '{review}' "
                             "and published_at is null") == "1"
     ok = seen.code == "ok" and (seen.content or {}).get("created") is True and waiting
     row.note = "in ops.outbox while SQS was down" if waiting else "no unpublished outbox row"
     if ok and stack.running("outbox-relay"):
-        end = time.monotonic() + RECOVERY_S
+        end = time.monotonic() + LATER_S
         while time.monotonic() < end and stack.sql(
                 f"select count(*) from ops.outbox where aggregate_id = '{review}' and published_at is not null") != "1":
             await asyncio.sleep(1)
