@@ -146,7 +146,7 @@ stop_all() {
   for n in "${!targets[@]}"; do
     for ((i = 0; i < 50; i++)); do kill -0 -- "${targets[n]}" 2>/dev/null || break; sleep 0.1; done
     kill -KILL -- "${targets[n]}" 2>/dev/null || true
-    echo "${names[n]}: stopped (pid ${pids[n]})" >&2
+    echo "${names[n]}: stopped (pid ${pids[n]}$(is_proxy "${names[n]}" && echo ', its fault proxy'))" >&2
   done
   if KOSHA_DEV_DIR="$DEV_DIR" "$ROOT/scripts/moto" status >/dev/null 2>&1; then
     pid="$(cat "$DEV_DIR/moto.pid" 2>/dev/null || true)"
