@@ -41,6 +41,8 @@ NOT_BUILT, PASS, FAIL = "not built", "PASS", "FAIL"
 # work (a screening the worker completes, an outbox event the relay publishes) may take.
 RECOVERY_S = float(os.environ.get("KOSHA_DEMO_RECOVERY_S", "45"))
 LATER_S = float(os.environ.get("KOSHA_DEMO_LATER_S", "120"))
+# JSON-RPC code of a rate-limited call (SPEC §6), and how long one call may wait on it.
+RATE_LIMITED, RATE_WAIT_S = -32029, 60.0
 TXN = {"transaction_id": "txn_000042"}
 
 
@@ -133,13 +135,27 @@ class Agent:
         self.statuses = statuses
 
     async def call(self, name: str, args: dict) -> Seen:
-        started = time.monotonic()
-        try:
-            result = await self.session.call_tool(name, args)
-        except Exception as e:  # a JSON-RPC error (e.g. rate limited): what the agent saw
-            code = getattr(getattr(e, "error", None), "code", type(e).__name__)
-            return Seen(status=self.last_status(), code=f"rpc {code}",
-                        latency_ms=round((time.monotonic() - started) * 1000))
+        """One tool call as the agent sees it. A rate-limited call (429, SPEC §6: a default
+        stack's bucket holds 20 calls, refilled at 1/s) is retried after its `retry_after_s`,
+        as a well-behaved agent would, so the demo paces itself under the bucket."""
+        waited = 0.0
+        while True:
+            started = time.monotonic()
+            try:
+                result = await self.session.call_tool(name, args)
+                break
+            except Exception as e:  # a JSON-RPC error: what the agent saw
+                error = getattr(e, "error", None)
+                code = getattr(error, "code", type(e).__name__)
+                data = getattr(error, "data", None) or {}
+                if code == RATE_LIMITED and waited < RATE_WAIT_S:
+                    pause = float(data.get("retry_after_s") or 1)
+                    print(f"    rate limited: waiting {pause:.0f} s", file=sys.stderr)
+                    await asyncio.sleep(pause)
+                    waited += pause
+                    continue
+                return Seen(status=self.last_status(), code=f"rpc {code}",
+                            latency_ms=round((time.monotonic() - started) * 1000))
         ms = round((time.monotonic() - started) * 1000)
         content = result.structured_content or {}
         err = content.get("error") if result.is_error else None
@@ -185,24 +201,33 @@ async def breaker(a: Agent) -> str:
     return ((health.content or {}).get("dependencies", {}).get("core-api") or {}).get("breaker", "?")
 
 
+def rejected_by_open_breaker(seen: Seen) -> bool:
+    """The answer of core-api's open breaker (SPEC §6): `dependency_unavailable` naming
+    core-api with a `retry_after_s` (core-api's own 503s name postgres; a refused connection
+    has no hint)."""
+    e = seen.error
+    return e.get("code") == "dependency_unavailable" and e.get("dependency") == "core-api" \
+        and e.get("retry_after_s") is not None
+
+
 async def until_open(a: Agent, name: str, args: dict, calls: int = 60) -> Seen:
-    """Calls until the core-api breaker is open; the last call's answer (taken while open)."""
+    """Calls until core-api's breaker answers; that answer."""
     seen = await a.call(name, args)
     for _ in range(calls):
-        if await breaker(a) == "open":
-            return await a.call(name, args)
+        if rejected_by_open_breaker(seen):
+            break
         seen = await a.call(name, args)
     return seen
 
 
 async def until_recovered(stack: Stack) -> bool:
-    """Waits until an agent's get_transaction succeeds again (breaker closed)."""
+    """Waits until an agent's get_transaction succeeds again with the breaker closed."""
     end = time.monotonic() + RECOVERY_S
     async with agent(stack, "KOSHA_AGENT_TOKEN") as a:
         while time.monotonic() < end:
             if (await a.call("get_transaction", TXN)).code == "ok" and await breaker(a) == "closed":
                 return True
-            await asyncio.sleep(0.5)
+            await asyncio.sleep(1)
     return False
 
 
