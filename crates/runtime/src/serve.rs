@@ -1,7 +1,15 @@
 //! One router, two modes (SPEC §1): under the Lambda Runtime API when `AWS_LAMBDA_RUNTIME_API`
 //! is set, otherwise a plain HTTP/1.1 server on `KOSHA_LISTEN` (default `127.0.0.1:8080`).
+//! [`serve_with_tasks`] also answers Lambda task events (`{"task": "migrate"}`): how
+//! `scripts/deploy` runs maintenance inside the VPC with the same binary.
+
+use std::future::Future;
 
 use axum::Router;
+use lambda_http::request::LambdaRequest;
+use lambda_http::tower::ServiceExt as _;
+use lambda_http::{LambdaEvent, service_fn};
+use serde_json::value::RawValue;
 
 /// Why a function could not be served.
 #[derive(Debug, thiserror::Error)]
@@ -38,6 +46,58 @@ pub async fn serve(router: Router) -> Result<(), ServeError> {
         };
         return result.map_err(|e| ServeError::Lambda(e.to_string()));
     }
+    serve_local(router).await
+}
+
+/// A task event: `{"task": "<name>"}` (anything else in the object is ignored).
+#[derive(serde::Deserialize)]
+struct TaskEvent {
+    task: String,
+}
+
+/// [`serve`], and on Lambda also task events: an invocation whose payload is a JSON object
+/// with a string `task` (`{"task": "migrate"}`, as `aws lambda invoke` sends it) runs
+/// `tasks(name)` and answers its JSON, or fails the invocation with its message; every other
+/// payload is an HTTP event for `router` (Function URL, API Gateway, ALB), as with [`serve`].
+/// Locally there are no task events (the binary's subcommands run the same tasks).
+///
+/// # Errors
+/// [`ServeError`] when the listener cannot be bound or the runtime loop fails.
+pub async fn serve_with_tasks<F, Fut>(router: Router, tasks: F) -> Result<(), ServeError>
+where
+    F: Fn(String) -> Fut + Clone + Send + Sync + 'static,
+    Fut: Future<Output = Result<serde_json::Value, String>> + Send + 'static,
+{
+    if std::env::var_os("AWS_LAMBDA_RUNTIME_API").is_none() {
+        return serve_local(router).await;
+    }
+    tracing::info!(mode = "lambda", tasks = true, "serving");
+    let handler = service_fn(move |event: LambdaEvent<Box<RawValue>>| {
+        let router = router.clone();
+        let tasks = tasks.clone();
+        async move {
+            let LambdaEvent { payload, context } = event;
+            if let Ok(TaskEvent { task }) = serde_json::from_str::<TaskEvent>(payload.get()) {
+                tracing::info!(task = %task.chars().take(64).collect::<String>(), "task event");
+                return tasks(task).await.map_err(lambda_http::Error::from);
+            }
+            let request: LambdaRequest = serde_json::from_str(payload.get())?;
+            let adapter = lambda_http::Adapter::from(router);
+            let response = adapter.oneshot(LambdaEvent::new(request, context)).await?;
+            Ok::<_, lambda_http::Error>(serde_json::to_value(response)?)
+        }
+    });
+    let result = match crate::telemetry::metrics_collector() {
+        Some(collector) => {
+            metrics_cloudwatch_embedded::lambda::service::run(collector, handler).await
+        }
+        None => lambda_http::lambda_runtime::run(handler).await,
+    };
+    result.map_err(|e| ServeError::Lambda(e.to_string()))
+}
+
+/// The plain HTTP/1.1 server on `KOSHA_LISTEN`.
+async fn serve_local(router: Router) -> Result<(), ServeError> {
     let addr = crate::config::string_or("KOSHA_LISTEN", "127.0.0.1:8080");
     let listener = tokio::net::TcpListener::bind(&addr)
         .await

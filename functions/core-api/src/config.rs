@@ -9,6 +9,12 @@
 //! | `KOSHA_POLICY_POSTGRES_STATEMENT_TIMEOUT_MS` | 3000 | `statement_timeout` cap |
 //! | `KOSHA_POLICY_POSTGRES_MARGIN_MS` | 100 | kept from the request deadline per statement |
 //! | `KOSHA_PG_CONNECT_TIMEOUT_MS` | 2000 | opening a connection |
+//! | `KOSHA_EMBEDDINGS_URL` | unset (full text only) | embeddings API base, including `/v1` |
+//! | `KOSHA_EMBEDDINGS_MODEL` | `text-embedding-3-small` | model of every vector |
+//! | `KOSHA_EMBEDDINGS_DIMENSIONS` | 1536 | length of every vector |
+//! | `KOSHA_EMBEDDINGS_API_KEY_SECRET_ARN` | unset | Secrets Manager id of the API key (AWS) |
+//! | `KOSHA_POLICY_OPENAI_*` | seed 004 §1 | the `openai` policy ([`crate::embeddings`]) |
+//! | `KOSHA_STATE_TABLE` | unset (no overrides) | state table of `breaker#openai` / `breaker#postgres` (SPEC §8) |
 //!
 //! The `KOSHA_POLICY_POSTGRES_*` settings are [`crate::db::PostgresConfig`], parsed and
 //! validated there.
@@ -16,6 +22,7 @@
 use std::time::Duration;
 
 use crate::db::PostgresConfig;
+use crate::embeddings::{ApiKey, EmbeddingsConfig};
 use kosha_runtime::config::{parse_or, string_or, var};
 
 use crate::db::PoolSettings;
@@ -42,6 +49,13 @@ pub struct Config {
     pub database_url: String,
     /// Pool limits.
     pub pool: PoolSettings,
+    /// The embeddings API; `None` when `KOSHA_EMBEDDINGS_URL` is unset.
+    pub embeddings: Option<EmbeddingsConfig>,
+    /// Its key, read by `main` from `KOSHA_EMBEDDINGS_API_KEY_SECRET_ARN` (redacted in `Debug`).
+    pub embeddings_api_key: Option<ApiKey>,
+    /// The state table whose `breaker#` items core-api honours; `None` without
+    /// `KOSHA_STATE_TABLE` (no overrides).
+    pub state_table: Option<String>,
 }
 
 impl std::fmt::Debug for Config {
@@ -49,6 +63,9 @@ impl std::fmt::Debug for Config {
         f.debug_struct("Config")
             .field("database_url", &"<redacted>")
             .field("pool", &self.pool)
+            .field("embeddings", &self.embeddings)
+            .field("embeddings_api_key", &self.embeddings_api_key)
+            .field("state_table", &self.state_table)
             .finish()
     }
 }
@@ -66,6 +83,9 @@ impl Config {
         Ok(Self {
             database_url: string_or("DATABASE_URL", DEFAULT_DATABASE_URL),
             pool,
+            embeddings: EmbeddingsConfig::from_lookup(var)?,
+            embeddings_api_key: None,
+            state_table: var(kosha_state::STATE_TABLE_ENV).filter(|t| !t.trim().is_empty()),
         })
     }
 }

@@ -4,7 +4,8 @@
 //!
 //! Layers, outermost first: the shared `request` span (request id, trace id;
 //! `kosha_runtime::trace`), the caller (`X-Kosha-Principal`), `X-Request-Deadline` (SPEC §7:
-//! 400 malformed, 504 past), body limit, routes.
+//! 400 malformed, 504 past), body limit, the `breaker#postgres` override on the data routes
+//! ([`overrides`], SPEC §8), routes.
 //!
 //! | route | handler |
 //! |---|---|
@@ -18,9 +19,12 @@
 pub mod extract;
 pub mod health;
 pub mod knowledge;
+pub mod overrides;
 pub mod trace;
 pub mod transactions;
 pub mod writes;
+
+use std::sync::Arc;
 
 use axum::Router;
 use axum::extract::DefaultBodyLimit;
@@ -28,6 +32,9 @@ use axum::middleware;
 use axum::routing::{get, post};
 
 use crate::db::PostgresConfig;
+use crate::embeddings::Embedder;
+use crate::search::Searcher;
+use kosha_resilience::overrides::{NoOverrides, OverrideSource};
 
 use crate::db::PgPool;
 use crate::deadline;
@@ -44,14 +51,21 @@ pub struct AppState {
     /// The PostgreSQL settings each statement's timeout is derived from (seed 004 §1: at most
     /// 3 s, 100 ms kept from the deadline).
     pub postgres: PostgresConfig,
+    /// Knowledge search: the embedder (if any) and the cached passage vectors.
+    pub search: Arc<Searcher>,
+    /// Forced-open overrides (SPEC §8): `breaker#openai` (read by the embedder's breaker) and
+    /// `breaker#postgres` (read by [`overrides::guard_postgres`]).
+    pub overrides: Arc<dyn OverrideSource>,
 }
 
 impl AppState {
-    /// State over `pool` with the default PostgreSQL settings.
+    /// State over `pool` with the default PostgreSQL settings, no embedder and no overrides.
     pub fn new(pool: PgPool) -> Self {
         Self {
             pool,
             postgres: PostgresConfig::defaults(),
+            search: Arc::new(Searcher::default()),
+            overrides: Arc::new(NoOverrides),
         }
     }
 
@@ -59,12 +73,25 @@ impl AppState {
     pub fn with_postgres(self, postgres: PostgresConfig) -> Self {
         Self { postgres, ..self }
     }
+
+    /// The same state searching with `embedder` (build it over the same overrides).
+    pub fn with_embedder(self, embedder: Arc<Embedder>) -> Self {
+        Self {
+            search: Arc::new(Searcher::new(Some(embedder))),
+            ..self
+        }
+    }
+
+    /// The same state honouring `overrides` for `breaker#postgres`.
+    pub fn with_overrides(self, overrides: Arc<dyn OverrideSource>) -> Self {
+        Self { overrides, ..self }
+    }
 }
 
 /// The complete router, ready for `kosha_runtime::serve` or `tower::ServiceExt::oneshot`.
 pub fn router(state: AppState) -> Router {
-    Router::new()
-        .route("/v1/health", get(health::health))
+    // Data endpoints: refused without touching PostgreSQL while `breaker#postgres` is forced.
+    let data = Router::new()
         .route("/v1/transactions/{id}", get(transactions::get_transaction))
         .route(
             "/v1/accounts/{id}/transactions",
@@ -73,6 +100,13 @@ pub fn router(state: AppState) -> Router {
         .route("/v1/knowledge/search", post(knowledge::search))
         .route("/v1/disputes", post(writes::raise_dispute))
         .route("/v1/reviews", post(writes::request_review))
+        .route_layer(middleware::from_fn_with_state(
+            state.clone(),
+            overrides::guard_postgres,
+        ));
+    Router::new()
+        .route("/v1/health", get(health::health))
+        .merge(data)
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))

@@ -249,7 +249,7 @@ async fn nul_reaching_postgres_is_invalid_argument() {
         deadline: None,
         postgres: PostgresConfig::defaults(),
     };
-    let err = queries::search_articles(&db.pool(), &budget, "charge\u{0}back", 5)
+    let err = queries::search_articles(&db.pool(), &budget, "charge\u{0}back", 50, 5, None)
         .await
         .unwrap_err();
     assert_eq!(
