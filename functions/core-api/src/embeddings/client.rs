@@ -131,6 +131,7 @@ pub struct Embedder {
     dimensions: u32,
     api_key: Option<ApiKey>,
     policy: Policy,
+    min_time: Duration,
 }
 
 impl std::fmt::Debug for Embedder {
@@ -163,6 +164,7 @@ impl Embedder {
             dimensions: config.dimensions,
             api_key,
             policy: Policy::try_new(DEPENDENCY, config.policy, overrides)?,
+            min_time: config.policy.attempt.margin + config.policy.retry.min_attempt,
         })
     }
 
@@ -192,9 +194,14 @@ impl Embedder {
 
     /// One L2-normalised vector per input, in input order; no call for no inputs.
     ///
+    /// No call either when the deadline leaves less than the attempt margin plus the shortest
+    /// worthwhile attempt (100 + 100 ms by default, `KOSHA_POLICY_OPENAI_MIN_ATTEMPT_MS`): an
+    /// attempt that short cannot get an answer from a remote API, and the time is better
+    /// left to the full-text answer.
+    ///
     /// # Errors
-    /// [`PolicyError`]: the deadline, bulkhead or breaker refused, or the last attempt's
-    /// [`EmbedError`] / timeout.
+    /// [`PolicyError`]: the deadline (too little time), bulkhead or breaker refused, or the
+    /// last attempt's [`EmbedError`] / timeout.
     pub async fn embed(
         &self,
         deadline: &Deadline,
@@ -203,6 +210,9 @@ impl Embedder {
     ) -> Result<Vec<Vec<f32>>, PolicyError<EmbedError>> {
         if inputs.is_empty() {
             return Ok(Vec::new());
+        }
+        if deadline.remaining() < self.min_time {
+            return Err(PolicyError::DeadlineExceeded);
         }
         self.policy
             .call_with_faults(deadline, Idempotency::Idempotent, faults, |_attempt| {

@@ -5,6 +5,7 @@
 mod common;
 mod errors;
 mod hung;
+mod hybrid;
 mod knowledge;
 mod seed;
 mod transactions;
