@@ -73,19 +73,7 @@ where
     }
     tracing::info!(mode = "lambda", tasks = true, "serving");
     let handler = service_fn(move |event: LambdaEvent<Box<RawValue>>| {
-        let router = router.clone();
-        let tasks = tasks.clone();
-        async move {
-            let LambdaEvent { payload, context } = event;
-            if let Ok(TaskEvent { task }) = serde_json::from_str::<TaskEvent>(payload.get()) {
-                tracing::info!(task = %task.chars().take(64).collect::<String>(), "task event");
-                return tasks(task).await.map_err(lambda_http::Error::from);
-            }
-            let request: LambdaRequest = serde_json::from_str(payload.get())?;
-            let adapter = lambda_http::Adapter::from(router);
-            let response = adapter.oneshot(LambdaEvent::new(request, context)).await?;
-            Ok::<_, lambda_http::Error>(serde_json::to_value(response)?)
-        }
+        handle_event(router.clone(), tasks.clone(), event)
     });
     let result = match crate::telemetry::metrics_collector() {
         Some(collector) => {
@@ -94,6 +82,32 @@ where
         None => lambda_http::lambda_runtime::run(handler).await,
     };
     result.map_err(|e| ServeError::Lambda(e.to_string()))
+}
+
+/// One Lambda invocation of [`serve_with_tasks`]: a task event runs `tasks`, anything else is
+/// an HTTP event for `router`; answers the JSON the runtime sends back.
+///
+/// # Errors
+/// The task's message, or a payload that is neither a task nor an HTTP event.
+pub async fn handle_event<F, Fut>(
+    router: Router,
+    tasks: F,
+    event: LambdaEvent<Box<RawValue>>,
+) -> Result<serde_json::Value, lambda_http::Error>
+where
+    F: Fn(String) -> Fut,
+    Fut: Future<Output = Result<serde_json::Value, String>>,
+{
+    let LambdaEvent { payload, context } = event;
+    if let Ok(TaskEvent { task }) = serde_json::from_str::<TaskEvent>(payload.get()) {
+        let shown: String = task.chars().take(64).collect();
+        tracing::info!(task = %shown, "task event");
+        return tasks(task).await.map_err(lambda_http::Error::from);
+    }
+    let request: LambdaRequest = serde_json::from_str(payload.get())?;
+    let adapter = lambda_http::Adapter::from(router);
+    let response = adapter.oneshot(LambdaEvent::new(request, context)).await?;
+    Ok(serde_json::to_value(response)?)
 }
 
 /// The plain HTTP/1.1 server on `KOSHA_LISTEN`.
@@ -135,5 +149,69 @@ async fn shutdown_signal() {
     tokio::select! {
         () = ctrl_c => {},
         () = term => {},
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use axum::routing::get;
+    use lambda_http::Context;
+    use serde_json::{Value, json};
+
+    use super::*;
+
+    fn event(payload: &Value) -> LambdaEvent<Box<RawValue>> {
+        let raw = RawValue::from_string(payload.to_string()).unwrap();
+        LambdaEvent::new(raw, Context::default())
+    }
+
+    async fn task(name: String) -> Result<Value, String> {
+        match name.as_str() {
+            "migrate" => Ok(json!({"task": name, "result": "done"})),
+            _ => Err(format!("unknown task {name:?}")),
+        }
+    }
+
+    fn router() -> Router {
+        Router::new().route("/v1/health", get(|| async { "ok" }))
+    }
+
+    #[tokio::test]
+    async fn a_task_event_runs_the_task_and_its_error_fails_the_invocation() {
+        let out = handle_event(router(), task, event(&json!({"task": "migrate"})))
+            .await
+            .unwrap();
+        assert_eq!(out, json!({"task": "migrate", "result": "done"}));
+        let err = handle_event(router(), task, event(&json!({"task": "drop"})))
+            .await
+            .unwrap_err();
+        assert!(err.to_string().contains("unknown task"), "{err}");
+    }
+
+    #[tokio::test]
+    async fn a_function_url_event_goes_to_the_router() {
+        let url_event = json!({
+            "version": "2.0", "routeKey": "$default", "rawPath": "/v1/health",
+            "rawQueryString": "", "headers": {"host": "x.lambda-url.us-east-1.on.aws"},
+            "requestContext": {
+                "accountId": "123456789012", "apiId": "x",
+                "domainName": "x.lambda-url.us-east-1.on.aws", "domainPrefix": "x",
+                "requestId": "r1", "routeKey": "$default", "stage": "$default",
+                "time": "01/Dec/2026:07:00:00 +0000", "timeEpoch": 1_796_108_400_000_i64,
+                "http": {"method": "GET", "path": "/v1/health", "protocol": "HTTP/1.1",
+                         "sourceIp": "127.0.0.1", "userAgent": "test"}
+            },
+            "isBase64Encoded": false
+        });
+        let out = handle_event(router(), task, event(&url_event))
+            .await
+            .unwrap();
+        assert_eq!(out["statusCode"], 200, "{out}");
+        assert_eq!(out["body"], "ok", "{out}");
+        assert!(
+            handle_event(router(), task, event(&json!({"hello": 1})))
+                .await
+                .is_err()
+        );
     }
 }
