@@ -42,11 +42,21 @@ async def main() -> int:
             if result.is_error:
                 failures += 1
             show(f"{name}({json.dumps(args)}){'  [ERROR]' if result.is_error else ''}", result.structured_content)
+        # A paraphrase that shares almost no word with the article (hybrid search, issue 13):
+        # the card-fraud articles must come back, ranked by meaning, not degraded.
+        args = {"query": "someone used my card without asking", "top_k": 5}
+        paraphrase = await s.call_tool("search_knowledge_base", args)
+        found = paraphrase.structured_content or {}
+        titles = [hit["title"] for hit in found.get("results", [])]
+        show(f"search_knowledge_base({json.dumps(args)}) -> titles", {"degraded": found.get("degraded"), "titles": titles})
+        if paraphrase.is_error or found.get("degraded") or not any("card fraud" in t.lower() for t in titles):
+            print("  expected a card-fraud article from a hybrid (not degraded) search")
+            failures += 1
         bad = await s.call_tool("get_transaction", {"transaction_id": "txn_999999"})
         show("get_transaction(unknown id) -> tool error as the agent sees it", bad.structured_content)
         if not bad.is_error:
             failures += 1
-    print(f"\nagent session finished: {len(calls) - failures} of {len(calls)} tool calls answered")
+    print(f"\nagent session finished: {len(calls) + 1 - failures} of {len(calls) + 1} tool calls answered")
     return 1 if failures else 0
 
 

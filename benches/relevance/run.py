@@ -19,8 +19,14 @@ and a hybrid core-api is measured in full-text mode by forcing its fallback (the
 
 Only the standard library is used. Examples:
 
+  benches/relevance/run.py --mode both                         # hybrid and full text, compared
   benches/relevance/run.py --mode full-text                    # URL from .dev/stack.env
   benches/relevance/run.py --url http://127.0.0.1:PORT --mode hybrid --misses --json out.json
+
+`--mode both` needs the local stack (`scripts/dev up`): it measures hybrid, forces the
+`breaker#openai` override with the stack's kosha-ops (so core-api itself falls back to full
+text, as in an outage), measures again, clears it, and exits 1 unless hybrid has the higher
+recall@5. `--repeat N` runs the queries N times for the latency percentiles.
 """
 
 from __future__ import annotations
@@ -29,6 +35,7 @@ import argparse
 import json
 import math
 import os
+import subprocess
 import sys
 import time
 import urllib.error
@@ -98,42 +105,53 @@ def percentile(values: list[float], p: float) -> float:
     return ordered[index]
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--url", help="core-api base URL (default: KOSHA_CORE_API_URL or .dev/stack.env)")
-    parser.add_argument("--mode", required=True, choices=["full-text", "hybrid"],
-                        help="the ranking measured; hybrid fails if any answer was degraded")
-    parser.add_argument("--queries", type=Path, default=HERE / "queries.jsonl")
-    parser.add_argument("--top-k", type=int, default=K, help="results asked for (default 5)")
-    parser.add_argument("--timeout", type=float, default=10.0, help="seconds per request")
-    parser.add_argument("--misses", action="store_true", help="list queries with recall@5 < 1")
-    parser.add_argument("--json", type=Path, help="also write per-query results here")
-    args = parser.parse_args()
+def stack_env() -> dict[str, str]:
+    """KEY=value lines of the stack's .dev/stack.env (empty when absent)."""
+    dev = Path(os.environ.get("KOSHA_DEV_DIR", HERE.parents[1] / ".dev"))
+    env_file = dev / "stack.env"
+    values: dict[str, str] = {}
+    if env_file.exists():
+        for line in env_file.read_text().splitlines():
+            if "=" in line and not line.startswith("#"):
+                key, value = line.split("=", 1)
+                values[key.strip()] = value.strip()
+    return values
 
-    url = core_api_url(args.url)
-    rows = [json.loads(line) for line in args.queries.read_text().splitlines() if line.strip()]
+
+def measure(url: str, rows: list[dict], top_k: int, timeout: float, repeat: int) -> list[dict]:
+    """Every query once for relevance; `repeat` - 1 more passes only add latency samples."""
     results = []
     for row in rows:
-        payload, ms = search(url, row["query"], args.top_k, args.timeout)
+        payload, ms = search(url, row["query"], top_k, timeout)
         ranked = [hit["article_id"] for hit in payload.get("results", [])]
         grades = row["relevant"]
         results.append({
             "id": row["id"],
             "query": row["query"],
             "kind": row["kind"],
+            "relevant": grades,
             "ranked": ranked,
             "degraded": bool(payload.get("degraded")),
             "degraded_reason": payload.get("degraded_reason"),
             "recall@5": recall_at(ranked, grades),
             "ndcg@5": ndcg_at(ranked, grades),
             "rr": reciprocal_rank(ranked, grades),
-            "ms": ms,
+            "ms": [ms],
         })
+    for _ in range(repeat - 1):
+        for result in results:
+            payload, ms = search(url, result["query"], top_k, timeout)
+            result["ms"].append(ms)
+            result["degraded"] = result["degraded"] or bool(payload.get("degraded"))
+    return results
 
-    def mean(key: str, subset: list[dict]) -> float:
-        return sum(r[key] for r in subset) / len(subset)
 
-    print(f"relevance benchmark: {len(results)} queries, mode {args.mode}, core-api {url}")
+def mean(key: str, subset: list[dict]) -> float:
+    return sum(r[key] for r in subset) / len(subset)
+
+
+def report(results: list[dict], mode: str, url: str, misses: bool) -> None:
+    print(f"relevance benchmark: {len(results)} queries, mode {mode}, core-api {url}")
     print(f"{'kind':<12} {'n':>3}  {'recall@5':>8}  {'nDCG@5':>7}  {'MRR':>6}")
     kinds = sorted({r["kind"] for r in results})
     for kind in kinds + ["all"]:
@@ -142,22 +160,106 @@ def main() -> int:
               f"{mean('ndcg@5', subset):>7.3f}  {mean('rr', subset):>6.3f}")
     degraded = sum(r["degraded"] for r in results)
     empty = sum(not r["ranked"] for r in results)
-    times = [r["ms"] for r in results]
+    times = [ms for r in results for ms in r["ms"]]
     print(f"degraded answers: {degraded}/{len(results)}; empty result lists: {empty}; "
-          f"latency per search (client side, sequential) p50 {percentile(times, 50):.1f} ms, "
-          f"p99 {percentile(times, 99):.1f} ms")
-    if args.misses:
+          f"latency per search (client side, sequential, {len(times)} searches) "
+          f"p50 {percentile(times, 50):.1f} ms, p99 {percentile(times, 99):.1f} ms")
+    if misses:
         print("\nqueries with recall@5 < 1 (query -> first results):")
         for r in results:
             if r["recall@5"] < 1:
-                primary = [a for a, g in next(x for x in rows if x["id"] == r["id"])["relevant"].items() if g >= 2]
-                print(f"  {r['id']} {r['query']!r} wants {','.join(primary)} got {','.join(r['ranked'][:5]) or '-'}")
+                primary = [a for a, g in r["relevant"].items() if g >= 2]
+                print(f"  {r['id']} {r['query']!r} wants {','.join(primary)} "
+                      f"got {','.join(r['ranked'][:5]) or '-'}")
+
+
+class ForcedFullText:
+    """`breaker#openai` forced open for the full-text pass of `--mode both` (SPEC §8): set with
+    the stack's kosha-ops, waited for until core-api's answers are degraded (its override cache
+    refreshes every 5 s), and cleared on exit, waiting until hybrid answers come back."""
+
+    def __init__(self, url: str, timeout: float) -> None:
+        env = stack_env()
+        ops = env.get("KOSHA_OPS")
+        if not ops:
+            raise SystemExit("--mode both needs the stack's .dev/stack.env (scripts/dev up)")
+        self.ops = ops
+        self.env = {**os.environ, **env}
+        self.url = url
+        self.timeout = timeout
+
+    def ops_run(self, *args: str) -> None:
+        subprocess.run([self.ops, *args], env=self.env, check=True, stdout=subprocess.DEVNULL)
+
+    def wait_for(self, degraded: bool) -> None:
+        end = time.monotonic() + 30
+        while time.monotonic() < end:
+            payload, _ = search(self.url, "chargeback", 1, self.timeout)
+            if bool(payload.get("degraded")) == degraded:
+                return
+            time.sleep(0.5)
+        raise SystemExit(f"core-api answers did not become degraded={degraded} within 30 s")
+
+    def __enter__(self) -> "ForcedFullText":
+        self.ops_run("breaker", "force-open", "openai", "--reason",
+                     "relevance benchmark: full-text pass", "--ttl", "10m")
+        self.wait_for(True)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.ops_run("breaker", "clear", "openai")
+        self.wait_for(False)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--url", help="core-api base URL (default: KOSHA_CORE_API_URL or .dev/stack.env)")
+    parser.add_argument("--mode", required=True, choices=["full-text", "hybrid", "both"],
+                        help="the ranking measured; hybrid fails if any answer was degraded; "
+                             "both measures hybrid, then full text with breaker#openai forced "
+                             "open (kosha-ops, the local stack), and fails unless hybrid has "
+                             "the higher recall@5")
+    parser.add_argument("--queries", type=Path, default=HERE / "queries.jsonl")
+    parser.add_argument("--top-k", type=int, default=K, help="results asked for (default 5)")
+    parser.add_argument("--timeout", type=float, default=10.0, help="seconds per request")
+    parser.add_argument("--repeat", type=int, default=1,
+                        help="passes over the queries for the latency figures (default 1)")
+    parser.add_argument("--misses", action="store_true", help="list queries with recall@5 < 1")
+    parser.add_argument("--json", type=Path, help="also write per-query results here")
+    args = parser.parse_args()
+
+    url = core_api_url(args.url)
+    rows = [json.loads(line) for line in args.queries.read_text().splitlines() if line.strip()]
+    runs: dict[str, list[dict]] = {}
+    if args.mode in ("hybrid", "both"):
+        runs["hybrid"] = measure(url, rows, args.top_k, args.timeout, args.repeat)
+    if args.mode == "full-text":
+        runs["full-text"] = measure(url, rows, args.top_k, args.timeout, args.repeat)
+    if args.mode == "both":
+        with ForcedFullText(url, args.timeout):
+            runs["full-text"] = measure(url, rows, args.top_k, args.timeout, args.repeat)
+    for mode, results in runs.items():
+        report(results, mode, url, args.misses)
+        print()
     if args.json:
-        args.json.write_text(json.dumps({"mode": args.mode, "url": url, "results": results}, indent=1))
-    if args.mode == "hybrid" and degraded:
-        print(f"error: {degraded} answers were degraded, so this is not a hybrid run", file=sys.stderr)
-        return 2
-    return 0
+        args.json.write_text(json.dumps({"url": url, "runs": runs}, indent=1))
+    status = 0
+    if "hybrid" in runs and (degraded := sum(r["degraded"] for r in runs["hybrid"])):
+        print(f"error: {degraded} hybrid answers were degraded, so this is not a hybrid run",
+              file=sys.stderr)
+        status = 2
+    if args.mode == "both":
+        if not all(r["degraded"] for r in runs["full-text"]):
+            print("error: some full-text answers were not degraded", file=sys.stderr)
+            status = 2
+        hybrid, full = mean("recall@5", runs["hybrid"]), mean("recall@5", runs["full-text"])
+        verdict = "beats" if hybrid > full else "does NOT beat"
+        print(f"hybrid recall@5 {hybrid:.3f} {verdict} full text {full:.3f} "
+              f"(nDCG@5 {mean('ndcg@5', runs['hybrid']):.3f} vs "
+              f"{mean('ndcg@5', runs['full-text']):.3f})")
+        if hybrid <= full:
+            status = status or 1
+    return status
 
 
 if __name__ == "__main__":

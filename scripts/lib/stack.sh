@@ -1,5 +1,6 @@
 # Starting and stopping the local stack (SPEC §2). Source after common.sh.
 # shellcheck shell=bash
+source "$ROOT/scripts/lib/embeddings.sh"
 
 # The functions of the local stack: the names `scripts/dev stop|start NAME` take.
 STACK_FUNCTIONS=(core-api mcp-gateway)
@@ -11,7 +12,7 @@ STACK_PROXIES=(dynamodb sqs secretsmanager postgres)
 check_function() {
   local f
   for f in "${STACK_FUNCTIONS[@]}" "${STACK_PROXIES[@]}"; do [[ "$1" == "$f" ]] && return 0; done
-  printf 'error: unknown component %q; valid names: %s\n' "$1" "${STACK_FUNCTIONS[*]} ${STACK_PROXIES[*]}" >&2
+  printf 'error: unknown component %q; valid names: %s\n' "$1" "${STACK_FUNCTIONS[*]} ${STACK_PROXIES[*]} embeddings" >&2
   exit 2
 }
 
@@ -177,6 +178,11 @@ status_all() {
   url="$(KOSHA_DEV_DIR="$DEV_DIR" "$ROOT/scripts/moto" status 2>/dev/null | sed -n 's/^running //p' || true)"
   if [[ -n "$url" ]]; then row aws-emulator running "$url" "$(cat "$DEV_DIR/moto.pid" 2>/dev/null)"
   else row aws-emulator stopped; fi
+  local emb
+  if emb="$(embeddings_status)"; then
+    read -r _ url _ pid <<< "$emb"
+    row embeddings running "$url" "$pid"
+  else row embeddings stopped; fi
   if ! compgen -G "$DEV_DIR/cmd/*.args" >/dev/null && ! compgen -G "$DEV_DIR/pids/*.pgid" >/dev/null; then
     echo "stack: not started (scripts/dev up starts it)"
     return 1
@@ -238,7 +244,7 @@ stack_up_lambda() {
     echo "KOSHA_CORE_API_URL=http://127.0.0.1:$port/lambda-url/core-api"
     printf '%s\n' "${GATEWAY_ENV[@]}"
     echo "RUST_LOG=${RUST_LOG:-info}"
-    env | grep -E '^(AWS_[A-Z0-9_]+|KOSHA_(STATE_TABLE|RATE_[A-Z_]+|POLICY_[A-Z_]+|MAX_IN_FLIGHT|CORE_API_AUTH))=' || true
+    env | grep -E '^(AWS_[A-Z0-9_]+|KOSHA_(STATE_TABLE|RATE_[A-Z_]+|POLICY_[A-Z_]+|MAX_IN_FLIGHT|CORE_API_AUTH|EMBEDDINGS_[A-Z_]+))=' || true
   } > "$env_file"
   log "starting core-api and mcp-gateway under cargo lambda watch on 127.0.0.1:$port"
   mkdir -p "$DEV_DIR/pids" "$DEV_DIR/logs"
@@ -323,6 +329,18 @@ stack_prepare() {
   fi
   grep '^core-api migrate: ' "$migrate_log" >&2 || true
 
+  # The local embeddings server (SPEC §1; exports KOSHA_EMBEDDINGS_URL/_MODEL/_DIMENSIONS,
+  # which core-api reads), then the passages' vectors (only what is missing).
+  log "starting the local embeddings server (log: ${DEV_DIR#"$ROOT"/}/logs/embeddings.log)"
+  embeddings_up || die "the embeddings server did not start"
+  log "embedding article passages (log: ${DEV_DIR#"$ROOT"/}/logs/embed.log)"
+  local embed_log="$DEV_DIR/logs/embed.log"
+  if ! DATABASE_URL="$db_url" "$(cargo_target)/debug/core-api" embed >"$embed_log" 2>&1; then
+    tail -n 10 "$embed_log" >&2
+    die "core-api embed failed (log: $embed_log)"
+  fi
+  grep '^core-api embed: ' "$embed_log" >&2 || true
+
   local ops issuer
   ops="$(cargo_target)/debug/kosha-ops"
   issuer="http://127.0.0.1/kosha-dev"
@@ -402,5 +420,8 @@ KOSHA_DEV_DIR=$DEV_DIR
 KOSHA_RATE_CAPACITY=${KOSHA_RATE_CAPACITY:-20}
 KOSHA_RATE_PER_SEC=${KOSHA_RATE_PER_SEC:-1}
 AWS_EC2_METADATA_DISABLED=true
+KOSHA_EMBEDDINGS_URL=$KOSHA_EMBEDDINGS_URL
+KOSHA_EMBEDDINGS_MODEL=$KOSHA_EMBEDDINGS_MODEL
+KOSHA_EMBEDDINGS_DIMENSIONS=$KOSHA_EMBEDDINGS_DIMENSIONS
 ENV
 }

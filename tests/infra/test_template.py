@@ -71,3 +71,19 @@ def test_cli_exit_codes(capsys):
     assert main([str(TEMPLATE), "--workspace", str(ROOT)]) == 0
     assert main([str(BAD), "--workspace", str(ROOT)]) == 1
     assert "problem(s)" in capsys.readouterr().out
+
+
+def test_core_api_reads_only_breaker_items_of_the_state_table():
+    """core-api honours breaker#openai and breaker#postgres (SPEC §8) and nothing else there:
+    read actions only, limited to partition keys breaker#* (issue 13)."""
+    core_api = load(TEMPLATE)["Resources"]["CoreApiFunction"]["Properties"]
+    statements = [s for p in core_api["Policies"] for s in p["Statement"]]
+    dynamo = [s for s in statements if any(str(a).startswith("dynamodb:") for a in s["Action"])]
+    assert len(dynamo) == 1, dynamo
+    (statement,) = dynamo
+    assert set(statement["Action"]) == {"dynamodb:GetItem", "dynamodb:BatchGetItem"}
+    keys = statement["Condition"]["ForAllValues:StringLike"]["dynamodb:LeadingKeys"]
+    assert keys == ["breaker#*"]
+    env = core_api["Environment"]["Variables"]
+    assert {"KOSHA_EMBEDDINGS_URL", "KOSHA_EMBEDDINGS_MODEL", "KOSHA_EMBEDDINGS_DIMENSIONS",
+            "KOSHA_EMBEDDINGS_API_KEY_SECRET_ARN"} <= set(env)

@@ -150,6 +150,21 @@ pub struct SearchResponse {
 pub struct Health {
     /// `ok`.
     pub status: String,
+    /// The embeddings API core-api is configured with; `null` when none is (search is then
+    /// full text only and says `degraded: true`).
+    #[serde(default)]
+    pub embedder: Option<EmbedderHealth>,
+}
+
+/// The embedder of [`Health`] (issue 13).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct EmbedderHealth {
+    /// `KOSHA_EMBEDDINGS_MODEL`, e.g. `text-embedding-3-small`.
+    pub model: String,
+    /// `KOSHA_EMBEDDINGS_DIMENSIONS`.
+    pub dimensions: u32,
+    /// core-api's `openai` breaker: `closed`, `half_open`, `open` or `forced_open`.
+    pub breaker: String,
 }
 
 /// Body of `POST /v1/disputes` (SPEC §4).

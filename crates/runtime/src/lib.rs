@@ -16,4 +16,4 @@ pub mod telemetry;
 pub mod tls;
 pub mod trace;
 
-pub use serve::{ServeError, serve};
+pub use serve::{ServeError, serve, serve_with_tasks};

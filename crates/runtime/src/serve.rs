@@ -1,7 +1,15 @@
 //! One router, two modes (SPEC §1): under the Lambda Runtime API when `AWS_LAMBDA_RUNTIME_API`
 //! is set, otherwise a plain HTTP/1.1 server on `KOSHA_LISTEN` (default `127.0.0.1:8080`).
+//! [`serve_with_tasks`] also answers Lambda task events (`{"task": "migrate"}`): how
+//! `scripts/deploy` runs maintenance inside the VPC with the same binary.
+
+use std::future::Future;
 
 use axum::Router;
+use lambda_http::request::LambdaRequest;
+use lambda_http::tower::ServiceExt as _;
+use lambda_http::{LambdaEvent, service_fn};
+use serde_json::value::RawValue;
 
 /// Why a function could not be served.
 #[derive(Debug, thiserror::Error)]
@@ -38,6 +46,72 @@ pub async fn serve(router: Router) -> Result<(), ServeError> {
         };
         return result.map_err(|e| ServeError::Lambda(e.to_string()));
     }
+    serve_local(router).await
+}
+
+/// A task event: `{"task": "<name>"}` (anything else in the object is ignored).
+#[derive(serde::Deserialize)]
+struct TaskEvent {
+    task: String,
+}
+
+/// [`serve`], and on Lambda also task events: an invocation whose payload is a JSON object
+/// with a string `task` (`{"task": "migrate"}`, as `aws lambda invoke` sends it) runs
+/// `tasks(name)` and answers its JSON, or fails the invocation with its message; every other
+/// payload is an HTTP event for `router` (Function URL, API Gateway, ALB), as with [`serve`].
+/// Locally there are no task events (the binary's subcommands run the same tasks).
+///
+/// # Errors
+/// [`ServeError`] when the listener cannot be bound or the runtime loop fails.
+pub async fn serve_with_tasks<F, Fut>(router: Router, tasks: F) -> Result<(), ServeError>
+where
+    F: Fn(String) -> Fut + Clone + Send + Sync + 'static,
+    Fut: Future<Output = Result<serde_json::Value, String>> + Send + 'static,
+{
+    if std::env::var_os("AWS_LAMBDA_RUNTIME_API").is_none() {
+        return serve_local(router).await;
+    }
+    tracing::info!(mode = "lambda", tasks = true, "serving");
+    let handler = service_fn(move |event: LambdaEvent<Box<RawValue>>| {
+        handle_event(router.clone(), tasks.clone(), event)
+    });
+    let result = match crate::telemetry::metrics_collector() {
+        Some(collector) => {
+            metrics_cloudwatch_embedded::lambda::service::run(collector, handler).await
+        }
+        None => lambda_http::lambda_runtime::run(handler).await,
+    };
+    result.map_err(|e| ServeError::Lambda(e.to_string()))
+}
+
+/// One Lambda invocation of [`serve_with_tasks`]: a task event runs `tasks`, anything else is
+/// an HTTP event for `router`; answers the JSON the runtime sends back.
+///
+/// # Errors
+/// The task's message, or a payload that is neither a task nor an HTTP event.
+pub async fn handle_event<F, Fut>(
+    router: Router,
+    tasks: F,
+    event: LambdaEvent<Box<RawValue>>,
+) -> Result<serde_json::Value, lambda_http::Error>
+where
+    F: Fn(String) -> Fut,
+    Fut: Future<Output = Result<serde_json::Value, String>>,
+{
+    let LambdaEvent { payload, context } = event;
+    if let Ok(TaskEvent { task }) = serde_json::from_str::<TaskEvent>(payload.get()) {
+        let shown: String = task.chars().take(64).collect();
+        tracing::info!(task = %shown, "task event");
+        return tasks(task).await.map_err(lambda_http::Error::from);
+    }
+    let request: LambdaRequest = serde_json::from_str(payload.get())?;
+    let adapter = lambda_http::Adapter::from(router);
+    let response = adapter.oneshot(LambdaEvent::new(request, context)).await?;
+    Ok(serde_json::to_value(response)?)
+}
+
+/// The plain HTTP/1.1 server on `KOSHA_LISTEN`.
+async fn serve_local(router: Router) -> Result<(), ServeError> {
     let addr = crate::config::string_or("KOSHA_LISTEN", "127.0.0.1:8080");
     let listener = tokio::net::TcpListener::bind(&addr)
         .await
@@ -75,5 +149,69 @@ async fn shutdown_signal() {
     tokio::select! {
         () = ctrl_c => {},
         () = term => {},
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use axum::routing::get;
+    use lambda_http::Context;
+    use serde_json::{Value, json};
+
+    use super::*;
+
+    fn event(payload: &Value) -> LambdaEvent<Box<RawValue>> {
+        let raw = RawValue::from_string(payload.to_string()).unwrap();
+        LambdaEvent::new(raw, Context::default())
+    }
+
+    async fn task(name: String) -> Result<Value, String> {
+        match name.as_str() {
+            "migrate" => Ok(json!({"task": name, "result": "done"})),
+            _ => Err(format!("unknown task {name:?}")),
+        }
+    }
+
+    fn router() -> Router {
+        Router::new().route("/v1/health", get(|| async { "ok" }))
+    }
+
+    #[tokio::test]
+    async fn a_task_event_runs_the_task_and_its_error_fails_the_invocation() {
+        let out = handle_event(router(), task, event(&json!({"task": "migrate"})))
+            .await
+            .unwrap();
+        assert_eq!(out, json!({"task": "migrate", "result": "done"}));
+        let err = handle_event(router(), task, event(&json!({"task": "drop"})))
+            .await
+            .unwrap_err();
+        assert!(err.to_string().contains("unknown task"), "{err}");
+    }
+
+    #[tokio::test]
+    async fn a_function_url_event_goes_to_the_router() {
+        let url_event = json!({
+            "version": "2.0", "routeKey": "$default", "rawPath": "/v1/health",
+            "rawQueryString": "", "headers": {"host": "x.lambda-url.us-east-1.on.aws"},
+            "requestContext": {
+                "accountId": "123456789012", "apiId": "x",
+                "domainName": "x.lambda-url.us-east-1.on.aws", "domainPrefix": "x",
+                "requestId": "r1", "routeKey": "$default", "stage": "$default",
+                "time": "01/Dec/2026:07:00:00 +0000", "timeEpoch": 1_796_108_400_000_i64,
+                "http": {"method": "GET", "path": "/v1/health", "protocol": "HTTP/1.1",
+                         "sourceIp": "127.0.0.1", "userAgent": "test"}
+            },
+            "isBase64Encoded": false
+        });
+        let out = handle_event(router(), task, event(&url_event))
+            .await
+            .unwrap();
+        assert_eq!(out["statusCode"], 200, "{out}");
+        assert_eq!(out["body"], "ok", "{out}");
+        assert!(
+            handle_event(router(), task, event(&json!({"hello": 1})))
+                .await
+                .is_err()
+        );
     }
 }

@@ -11,6 +11,12 @@
 //! | `KOSHA_PG_CONNECT_TIMEOUT_MS` | 2000 | opening a connection |
 //! | `CHAOS_ENABLED` | `false` | verify forwarded `X-Kosha-Chaos` headers and apply `postgres`/`openai` faults (SPEC §9) |
 //! | `KOSHA_CHAOS_SECRET_ID` | `kosha/chaos-hmac-key` | the Secrets Manager secret holding the chaos HMAC key |
+//! | `KOSHA_EMBEDDINGS_URL` | unset (full text only) | embeddings API base, including `/v1` |
+//! | `KOSHA_EMBEDDINGS_MODEL` | `text-embedding-3-small` | model of every vector |
+//! | `KOSHA_EMBEDDINGS_DIMENSIONS` | 1536 | length of every vector |
+//! | `KOSHA_EMBEDDINGS_API_KEY_SECRET_ARN` | unset | Secrets Manager id of the API key (AWS) |
+//! | `KOSHA_POLICY_OPENAI_*` | seed 004 §1 | the `openai` policy ([`crate::embeddings`]) |
+//! | `KOSHA_STATE_TABLE` | unset (no overrides) | state table of `breaker#openai` / `breaker#postgres` (SPEC §8) |
 //!
 //! The `KOSHA_POLICY_POSTGRES_*` settings are [`crate::db::PostgresConfig`], parsed and
 //! validated there.
@@ -18,6 +24,7 @@
 use std::time::Duration;
 
 use crate::db::PostgresConfig;
+use crate::embeddings::{ApiKey, EmbeddingsConfig};
 use kosha_runtime::config::{bool_or, parse_or, string_or, var};
 
 use crate::db::PoolSettings;
@@ -48,6 +55,13 @@ pub struct Config {
     pub chaos_enabled: bool,
     /// The Secrets Manager secret holding the chaos HMAC key (`KOSHA_CHAOS_SECRET_ID`).
     pub chaos_secret_id: String,
+    /// The embeddings API; `None` when `KOSHA_EMBEDDINGS_URL` is unset.
+    pub embeddings: Option<EmbeddingsConfig>,
+    /// Its key, read by `main` from `KOSHA_EMBEDDINGS_API_KEY_SECRET_ARN` (redacted in `Debug`).
+    pub embeddings_api_key: Option<ApiKey>,
+    /// The state table whose `breaker#` items core-api honours; `None` without
+    /// `KOSHA_STATE_TABLE` (no overrides).
+    pub state_table: Option<String>,
 }
 
 impl std::fmt::Debug for Config {
@@ -57,6 +71,9 @@ impl std::fmt::Debug for Config {
             .field("pool", &self.pool)
             .field("chaos_enabled", &self.chaos_enabled)
             .field("chaos_secret_id", &self.chaos_secret_id)
+            .field("embeddings", &self.embeddings)
+            .field("embeddings_api_key", &self.embeddings_api_key)
+            .field("state_table", &self.state_table)
             .finish()
     }
 }
@@ -79,6 +96,9 @@ impl Config {
                 kosha_state::CHAOS_SECRET_ENV,
                 kosha_state::DEFAULT_CHAOS_SECRET_ID,
             ),
+            embeddings: EmbeddingsConfig::from_lookup(var)?,
+            embeddings_api_key: None,
+            state_table: var(kosha_state::STATE_TABLE_ENV).filter(|t| !t.trim().is_empty()),
         })
     }
 }

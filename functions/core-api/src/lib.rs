@@ -7,18 +7,25 @@
 //!   free-text checks.
 //! - [`deadline`]: `X-Request-Deadline` and the per-statement budget (SPEC §7).
 //! - [`chaos`]: the forwarded `X-Kosha-Chaos` header, verified again (SPEC §9).
+//! - [`embeddings`]: the embeddings API client under the `openai` policy; [`search`]: hybrid
+//!   ranking and its degradation to full text; [`backfill`]: `core-api embed`.
+//! - [`tasks`]: the Lambda task events (`{"task": "migrate" | "embed"}`).
 //! - [`config`], [`cli`]: environment and the binary's commands.
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+pub mod backfill;
 pub mod chaos;
 pub mod cli;
 pub mod config;
 pub mod cursor;
 pub mod db;
 pub mod deadline;
+pub mod embeddings;
 pub mod error;
 pub mod ids;
 pub mod routes;
+pub mod search;
 pub mod secret_url;
+pub mod tasks;
 pub mod text;

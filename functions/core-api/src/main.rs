@@ -1,10 +1,12 @@
-//! core-api binary: reads config, then serves (default), migrates or checks the seed.
+//! core-api binary: reads config (and its secrets), then serves (default), migrates, embeds or
+//! checks the seed.
 //! Everything else lives in the library so tests drive the same code.
 
 use std::process::ExitCode;
 
 use core_api::cli::{self, Command};
 use core_api::config::Config;
+use core_api::embeddings::ApiKey;
 
 #[tokio::main]
 async fn main() -> ExitCode {
@@ -23,15 +25,32 @@ async fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    // Deployed: the URL lives in Secrets Manager (SPEC §13); it replaces DATABASE_URL.
-    if let Some(arn) = kosha_runtime::config::var("DATABASE_URL_SECRET_ARN") {
+    // Deployed: the URL and the embeddings key live in Secrets Manager (SPEC §4, §13); the
+    // URL replaces DATABASE_URL. Read once here, never logged.
+    let database_arn = kosha_runtime::config::var("DATABASE_URL_SECRET_ARN");
+    let key_arn = config
+        .embeddings
+        .as_ref()
+        .and_then(|e| e.api_key_secret_arn.clone());
+    if database_arn.is_some() || key_arn.is_some() {
         let sdk = kosha_runtime::aws::sdk_config().await;
         let client = aws_sdk_secretsmanager::Client::new(&sdk);
-        match core_api::secret_url::fetch(&client, &arn).await {
-            Ok(url) => config.database_url = url,
-            Err(e) => {
-                eprintln!("core-api: {e}");
-                return ExitCode::FAILURE;
+        if let Some(arn) = database_arn {
+            match core_api::secret_url::fetch(&client, &arn).await {
+                Ok(url) => config.database_url = url,
+                Err(e) => {
+                    eprintln!("core-api: {e}");
+                    return ExitCode::FAILURE;
+                }
+            }
+        }
+        if let Some(arn) = key_arn {
+            match core_api::secret_url::secret_string(&client, &arn).await {
+                Ok(secret) => config.embeddings_api_key = ApiKey::from_secret(&secret),
+                Err(e) => {
+                    eprintln!("core-api: the embeddings API key: {e}");
+                    return ExitCode::FAILURE;
+                }
             }
         }
     }

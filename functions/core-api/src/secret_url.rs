@@ -63,6 +63,19 @@ pub async fn fetch(
     client: &aws_sdk_secretsmanager::Client,
     arn: &str,
 ) -> Result<String, SecretUrlError> {
+    database_url(&secret_string(client, arn).await?)
+}
+
+/// The `SecretString` of secret `arn` (also the embeddings API key's,
+/// `KOSHA_EMBEDDINGS_API_KEY_SECRET_ARN`).
+///
+/// # Errors
+/// [`SecretUrlError::Fetch`] with the SDK's message (which holds no secret),
+/// [`SecretUrlError::Format`] without a `SecretString`.
+pub async fn secret_string(
+    client: &aws_sdk_secretsmanager::Client,
+    arn: &str,
+) -> Result<String, SecretUrlError> {
     let out = client
         .get_secret_value()
         .secret_id(arn)
@@ -71,10 +84,9 @@ pub async fn fetch(
         .map_err(|e| {
             SecretUrlError::Fetch(aws_sdk_secretsmanager::error::DisplayErrorContext(e).to_string())
         })?;
-    let secret = out
-        .secret_string()
-        .ok_or(SecretUrlError::Format("no SecretString"))?;
-    database_url(secret)
+    out.secret_string()
+        .map(str::to_owned)
+        .ok_or(SecretUrlError::Format("no SecretString"))
 }
 
 #[cfg(test)]

@@ -1,5 +1,6 @@
 //! PostgreSQL access: the pool ([`pool`]), embedded migrations ([`migrate`]), the deterministic
-//! seed ([`seed`]), the typed queries behind the reads ([`queries`]) and the idempotent write
+//! seed ([`seed`]), the typed queries behind the reads ([`queries`]), the passage vectors
+//! ([`vectors`]) and the idempotent write
 //! transactions ([`writes`]).
 //!
 //! Every failure is classified once, here, into a [`DbError`] that says what the caller should
@@ -10,6 +11,7 @@ pub mod pool;
 pub mod queries;
 pub mod seed;
 pub mod settings;
+pub mod vectors;
 pub mod writes;
 
 use deadpool_postgres::{PoolError, TimeoutType};

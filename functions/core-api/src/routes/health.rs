@@ -1,4 +1,7 @@
-//! `GET /v1/health`: readiness. 200 `{"status":"ok"}` after a `SELECT 1` through the pool;
+//! `GET /v1/health`: readiness. 200 `{"status":"ok", "embedder": {"model", "dimensions",
+//! "breaker"} | null}` after a `SELECT 1` through the pool (the embedder is configuration and
+//! breaker state only: an embeddings outage degrades search, it does not make core-api
+//! unready);
 //! 503 `dependency_unavailable` (`dependency: "postgres"`) when PostgreSQL cannot be reached;
 //! 504 `deadline_exceeded` when it does not answer by `X-Request-Deadline`.
 
@@ -23,5 +26,6 @@ pub async fn health(
     queries::ping(&state.pool, &budget).await?;
     Ok(Json(Health {
         status: "ok".to_owned(),
+        embedder: state.search.embedder().map(|e| e.info()),
     }))
 }

@@ -1,5 +1,7 @@
-//! `POST /v1/knowledge/search` (SPEC §4 `search_knowledge_base`): PostgreSQL full-text ranking
-//! for now; embeddings come later, and then `degraded` reports when they were unavailable.
+//! `POST /v1/knowledge/search` (SPEC §4 `search_knowledge_base`): hybrid ranking (full text
+//! and passage vectors fused by RRF), or full text alone with `degraded: true,
+//! degraded_reason: "embeddings_unavailable"` when the embeddings API is unavailable
+//! (SPEC §10); the ranking itself is [`crate::search`].
 //!
 //! The body is validated by hand so each error names its field: `query` a string of 1–512
 //! characters that is not blank and holds no control characters other than tab, CR and LF
@@ -10,11 +12,11 @@ use axum::extract::State;
 use kosha_contract::core_api::{
     QUERY_MAX_CHARS, SearchRequest, SearchResponse, TOP_K_DEFAULT, TOP_K_MAX,
 };
+use kosha_resilience::chaos::Target;
 use serde_json::{Map, Value};
 
 use super::AppState;
 use super::extract::ApiJson;
-use crate::db::queries;
 use crate::deadline::Budget;
 use crate::error::ApiError;
 use crate::text;
@@ -79,10 +81,11 @@ fn reject_unknown(rest: &Map<String, Value>) -> Result<(), ApiError> {
     }
 }
 
-/// Ranks knowledge-base articles for the query.
+/// Ranks knowledge-base articles for the query: hybrid, or full text with `degraded: true`
+/// when the embeddings are unavailable ([`crate::search`]).
 ///
 /// # Errors
-/// 400 for a bad body, 503/504 from PostgreSQL.
+/// 400 for a bad body, 503/504 from PostgreSQL; never one for the embeddings API.
 pub async fn search(
     State(state): State<AppState>,
     budget: Budget,
@@ -90,13 +93,14 @@ pub async fn search(
 ) -> Result<Json<SearchResponse>, ApiError> {
     let request = parse_request(body)?;
     let top_k = request.top_k.unwrap_or(TOP_K_DEFAULT);
-    let results =
-        queries::search_articles(&state.pool, &budget, &request.query, i64::from(top_k)).await?;
-    Ok(Json(SearchResponse {
-        results,
-        degraded: false,
-        degraded_reason: None,
-    }))
+    // A verified chaos header's faults for the `openai` target (SPEC §9), drawn per attempt
+    // inside the embeddings policy; `postgres` faults ride in the budget to the transaction.
+    let mut faults = budget.chaos.faults(Target::OpenAi);
+    let answer = state
+        .search
+        .search(&state.pool, &budget, &request.query, top_k, faults.as_mut())
+        .await?;
+    Ok(Json(answer))
 }
 
 #[cfg(test)]

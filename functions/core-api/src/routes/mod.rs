@@ -5,7 +5,7 @@
 //! Layers, outermost first: the shared `request` span (request id, trace id;
 //! `kosha_runtime::trace`), the caller (`X-Kosha-Principal`), `X-Request-Deadline` (SPEC §7:
 //! 400 malformed, 504 past), the forwarded chaos header (SPEC §9, [`crate::chaos`]), body
-//! limit, routes.
+//! limit, the `breaker#postgres` override on the data routes ([`overrides`], SPEC §8), routes.
 //!
 //! | route | handler |
 //! |---|---|
@@ -19,6 +19,7 @@
 pub mod extract;
 pub mod health;
 pub mod knowledge;
+pub mod overrides;
 pub mod trace;
 pub mod transactions;
 pub mod writes;
@@ -31,6 +32,9 @@ use axum::middleware;
 use axum::routing::{get, post};
 
 use crate::db::PostgresConfig;
+use crate::embeddings::Embedder;
+use crate::search::Searcher;
+use kosha_resilience::overrides::{NoOverrides, OverrideSource};
 
 use crate::chaos::ChaosVerifier;
 use crate::db::PgPool;
@@ -50,15 +54,23 @@ pub struct AppState {
     pub postgres: PostgresConfig,
     /// Verifies forwarded chaos headers (SPEC §9).
     pub chaos: Arc<ChaosVerifier>,
+    /// Knowledge search: the embedder (if any) and the cached passage vectors.
+    pub search: Arc<Searcher>,
+    /// Forced-open overrides (SPEC §8): `breaker#openai` (read by the embedder's breaker) and
+    /// `breaker#postgres` (read by [`overrides::guard_postgres`]).
+    pub overrides: Arc<dyn OverrideSource>,
 }
 
 impl AppState {
-    /// State over `pool` with the default PostgreSQL settings; chaos headers are ignored.
+    /// State over `pool` with the default PostgreSQL settings, no embedder, no overrides;
+    /// chaos headers are ignored.
     pub fn new(pool: PgPool) -> Self {
         Self {
             pool,
             postgres: PostgresConfig::defaults(),
             chaos: Arc::new(ChaosVerifier::disabled()),
+            search: Arc::new(Searcher::default()),
+            overrides: Arc::new(NoOverrides),
         }
     }
 
@@ -74,12 +86,25 @@ impl AppState {
     pub fn with_postgres(self, postgres: PostgresConfig) -> Self {
         Self { postgres, ..self }
     }
+
+    /// The same state searching with `embedder` (build it over the same overrides).
+    pub fn with_embedder(self, embedder: Arc<Embedder>) -> Self {
+        Self {
+            search: Arc::new(Searcher::new(Some(embedder))),
+            ..self
+        }
+    }
+
+    /// The same state honouring `overrides` for `breaker#postgres`.
+    pub fn with_overrides(self, overrides: Arc<dyn OverrideSource>) -> Self {
+        Self { overrides, ..self }
+    }
 }
 
 /// The complete router, ready for `kosha_runtime::serve` or `tower::ServiceExt::oneshot`.
 pub fn router(state: AppState) -> Router {
-    Router::new()
-        .route("/v1/health", get(health::health))
+    // Data endpoints: refused without touching PostgreSQL while `breaker#postgres` is forced.
+    let data = Router::new()
         .route("/v1/transactions/{id}", get(transactions::get_transaction))
         .route(
             "/v1/accounts/{id}/transactions",
@@ -88,6 +113,13 @@ pub fn router(state: AppState) -> Router {
         .route("/v1/knowledge/search", post(knowledge::search))
         .route("/v1/disputes", post(writes::raise_dispute))
         .route("/v1/reviews", post(writes::request_review))
+        .route_layer(middleware::from_fn_with_state(
+            state.clone(),
+            overrides::guard_postgres,
+        ));
+    Router::new()
+        .route("/v1/health", get(health::health))
+        .merge(data)
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))

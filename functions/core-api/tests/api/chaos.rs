@@ -24,7 +24,8 @@ use crate::common::{Reply, TestDb, send};
 const KEY_HEX: &str = "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff";
 const TXN: &str = "/v1/transactions/txn_000001";
 
-struct Fixed;
+/// A key cache that always yields [`KEY_HEX`] (shared with the `openai` tests in `hybrid`).
+pub(crate) struct Fixed;
 impl SecretFetcher for Fixed {
     fn fetch(&self) -> BoxFuture<'_, Result<ChaosKey, StateError>> {
         Box::pin(async { Ok(decode_chaos_key(KEY_HEX).unwrap()) })
@@ -32,11 +33,17 @@ impl SecretFetcher for Fixed {
 }
 
 fn app(db: &TestDb, enabled: bool) -> Router {
-    let keys = SecretCache::with_fetcher(Arc::new(Fixed), "test", Duration::from_secs(300));
-    router(AppState::new(db.pool()).with_chaos(ChaosVerifier::new(enabled, Some(keys))))
+    router(AppState::new(db.pool()).with_chaos(verifier(enabled)))
 }
 
-fn header(target: Target, fault: Fault, ms: Option<u32>) -> String {
+/// A verifier with the test key.
+pub(crate) fn verifier(enabled: bool) -> ChaosVerifier {
+    let keys = SecretCache::with_fetcher(Arc::new(Fixed), "test", Duration::from_secs(300));
+    ChaosVerifier::new(enabled, Some(keys))
+}
+
+/// A header for `target`/`fault` with p = 1, signed with [`KEY_HEX`], valid 300 s.
+pub(crate) fn header(target: Target, fault: Fault, ms: Option<u32>) -> String {
     let now = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .unwrap()

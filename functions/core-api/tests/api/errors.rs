@@ -18,7 +18,11 @@ async fn health_is_ok_with_postgres_up() {
     let db = TestDb::seeded().await;
     let reply = get(&db.app(), "/v1/health").await;
     assert_eq!(reply.status, StatusCode::OK);
-    assert_eq!(reply.body, serde_json::json!({"status": "ok"}));
+    // No embedder in this app (tests/api/hybrid.rs checks the configured one).
+    assert_eq!(
+        reply.body,
+        serde_json::json!({"status": "ok", "embedder": null})
+    );
 }
 
 #[tokio::test]
@@ -251,7 +255,7 @@ async fn nul_reaching_postgres_is_invalid_argument() {
         postgres: PostgresConfig::defaults(),
         chaos: Default::default(),
     };
-    let err = queries::search_articles(&db.pool(), &budget, "charge\u{0}back", 5)
+    let err = queries::search_articles(&db.pool(), &budget, "charge\u{0}back", 50, 5, None)
         .await
         .unwrap_err();
     assert_eq!(

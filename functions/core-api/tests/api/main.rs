@@ -6,6 +6,7 @@ mod chaos;
 mod common;
 mod errors;
 mod hung;
+mod hybrid;
 mod knowledge;
 mod seed;
 mod transactions;

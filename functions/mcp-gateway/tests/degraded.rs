@@ -1,0 +1,50 @@
+//! `search_knowledge_base` passes core-api's degraded answer through (SPEC §10, issue 13): a
+//! full-text answer with `degraded: true, degraded_reason: "embeddings_unavailable"` is a
+//! result (not a tool error) with the same fields, and it never counts against the gateway's
+//! core-api breaker. In process, core-api faked with wiremock on loopback.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use serde_json::json;
+use wiremock::matchers::{method, path};
+use wiremock::{Mock, MockServer, ResponseTemplate};
+
+use common::{agent_call, app, json_body};
+
+#[tokio::test]
+async fn a_degraded_answer_is_passed_through_and_keeps_the_breaker_closed() {
+    let core_api = MockServer::start().await;
+    let hit = json!({"article_id": "kb_001", "title": "Disputes", "snippet": "How to dispute", "score": 0.4});
+    Mock::given(method("POST"))
+        .and(path("/v1/knowledge/search"))
+        .respond_with(ResponseTemplate::new(200).set_body_json(json!({
+            "results": [hit], "degraded": true, "degraded_reason": "embeddings_unavailable"
+        })))
+        .expect(12)
+        .mount(&core_api)
+        .await;
+    let app = app(&core_api.uri(), 100.0, 64);
+    for id in 0..12 {
+        let resp = agent_call(
+            &app,
+            id,
+            "search_knowledge_base",
+            json!({"query": "dispute"}),
+        )
+        .await;
+        let body = json_body(resp).await;
+        let result = &body["result"];
+        assert_eq!(result["isError"], false, "{body}");
+        assert_eq!(
+            result["structuredContent"],
+            json!({"results": [hit], "degraded": true, "degraded_reason": "embeddings_unavailable"})
+        );
+    }
+    let health = json_body(agent_call(&app, 99, "get_service_health", json!({})).await).await;
+    assert_eq!(
+        health["result"]["structuredContent"]["dependencies"]["core-api"]["breaker"],
+        "closed"
+    );
+}
