@@ -202,7 +202,7 @@ stack_up() {
   wait_healthy core-api "$core_port"
   log "starting mcp-gateway on 127.0.0.1:$gw_port"
   start_fn mcp-gateway "$gw_port" KOSHA_CORE_API_URL="http://127.0.0.1:$core_port" "${GATEWAY_ENV[@]}" \
-    KOSHA_METRICS_FLUSH_MS="${KOSHA_METRICS_FLUSH_MS:-10000}"
+    KOSHA_METRICS_FLUSH_MS="${KOSHA_METRICS_FLUSH_MS:-1000}"
   wait_healthy mcp-gateway "$gw_port"
   stack_write_env "http://127.0.0.1:$gw_port/mcp" "http://127.0.0.1:$core_port"
 }

@@ -1,7 +1,7 @@
 //! `search_knowledge_base`: ranked help-centre articles (SPEC §4; budget 8 s; core-api →
 //! OpenAI embeddings + PostgreSQL). When embeddings are unavailable core-api ranks by full text
 //! only and the result says `degraded: true, degraded_reason: "embeddings_unavailable"`
-//! (SPEC §10).
+//! (SPEC §10); the dispatch counts it (`degraded{tool, reason}`, [`super::observe`]).
 
 use std::time::Duration;
 
@@ -76,14 +76,6 @@ impl Tool for SearchKnowledgeBase {
                 async move { call.gateway.core_api.search(&meta, request).await }
             })
             .await?;
-        if answer.degraded {
-            let reason = answer
-                .degraded_reason
-                .clone()
-                .unwrap_or_else(|| "unknown".to_owned());
-            metrics::counter!("degraded", "tool" => Self::SPEC.name, "reason" => reason)
-                .increment(1);
-        }
         Ok(Output {
             results: answer.results,
             degraded: answer.degraded,
