@@ -34,7 +34,7 @@ start_fn() {
   (
     umask 077
     { env -0 | grep -zE "$FN_ENV_KEEP" || true
-      printf '%s\0' "$@" "KOSHA_LISTEN=127.0.0.1:$port" "RUST_LOG=${RUST_LOG:-info}"
+      printf '%s\0' "$@" "KOSHA_LISTEN=127.0.0.1:$port" "RUST_LOG=${RUST_LOG:-info,rmcp=warn}"
     } > "$cmd/$name.env"
   )
   : > "$DEV_DIR/logs/$name.log"
@@ -225,7 +225,7 @@ stack_up_lambda() {
     echo "DATABASE_URL=$STACK_DB_URL"
     echo "KOSHA_CORE_API_URL=http://127.0.0.1:$port/lambda-url/core-api"
     printf '%s\n' "${GATEWAY_ENV[@]}"
-    echo "RUST_LOG=${RUST_LOG:-info}"
+    echo "RUST_LOG=${RUST_LOG:-info,rmcp=warn}"
     env | grep -E '^(AWS_[A-Z0-9_]+|KOSHA_(STATE_TABLE|RATE_[A-Z_]+|POLICY_[A-Z_]+|MAX_IN_FLIGHT|CORE_API_AUTH))=' || true
   } > "$env_file"
   log "starting core-api and mcp-gateway under cargo lambda watch on 127.0.0.1:$port"

@@ -312,6 +312,95 @@ mod tests {
         assert!(out.is_empty());
     }
 
+    /// Every line the production log format writes during `f`.
+    async fn logged<F: std::future::Future>(f: F) -> Vec<serde_json::Value> {
+        #[derive(Clone, Default)]
+        struct Buf(std::sync::Arc<parking_lot::Mutex<Vec<u8>>>);
+        impl std::io::Write for Buf {
+            fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+                self.0.lock().extend_from_slice(b);
+                Ok(b.len())
+            }
+            fn flush(&mut self) -> std::io::Result<()> {
+                Ok(())
+            }
+        }
+        let buf = Buf::default();
+        let writer = buf.clone();
+        let subscriber =
+            crate::telemetry::subscriber(tracing_subscriber::EnvFilter::new("info"), move || {
+                writer.clone()
+            });
+        let _guard = tracing::subscriber::set_default(subscriber);
+        f.await;
+        let text = String::from_utf8(buf.0.lock().clone()).unwrap();
+        text.lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect()
+    }
+
+    /// A service's router (core-api's shape): a handler that logs and calls onwards.
+    fn router() -> axum::Router {
+        async fn handler() -> String {
+            tracing::info!("inside the handler");
+            let mut out = HeaderMap::new();
+            inject(&mut out);
+            out.get("traceparent")
+                .map(|v| v.to_str().unwrap().to_owned())
+                .unwrap_or_default()
+        }
+        axum::Router::new()
+            .route("/", axum::routing::get(handler))
+            .layer(axum::middleware::from_fn(super::request_span))
+    }
+
+    async fn get(headers: &[(&str, &str)]) -> String {
+        use http_body_util::BodyExt;
+        use tower::ServiceExt;
+        let mut req = axum::http::Request::get("/");
+        for (k, v) in headers {
+            req = req.header(*k, *v);
+        }
+        let resp = router()
+            .oneshot(req.body(axum::body::Body::empty()).unwrap())
+            .await
+            .unwrap();
+        let body = resp.into_body().collect().await.unwrap().to_bytes();
+        String::from_utf8(body.to_vec()).unwrap()
+    }
+
+    #[tokio::test]
+    async fn every_line_of_a_request_carries_the_callers_trace_id_and_hops_continue_it() {
+        let mut sent = String::new();
+        let lines = logged(async { sent = get(&[("traceparent", PARENT)]).await }).await;
+        assert_eq!(lines.len(), 2, "{lines:?}");
+        for line in &lines {
+            assert_eq!(
+                line["span"]["trace_id"], "0af7651916cd43dd8448eb211c80319c",
+                "{line}"
+            );
+        }
+        assert_eq!(lines[0]["message"], "inside the handler");
+        assert_eq!(lines[1]["message"], "handled");
+        assert!(
+            sent.starts_with("00-0af7651916cd43dd8448eb211c80319c-"),
+            "{sent}"
+        );
+
+        let xray = "Root=1-5759e988-bd862e3fe1be46a994272793;Parent=53995c3f42cd8ad8;Sampled=1";
+        let lines = logged(get(&[("x-amzn-trace-id", xray)])).await;
+        assert_eq!(
+            lines[0]["span"]["trace_id"],
+            "5759e988bd862e3fe1be46a994272793"
+        );
+        // traceparent wins over X-Ray.
+        let lines = logged(get(&[("x-amzn-trace-id", xray), ("traceparent", PARENT)])).await;
+        assert_eq!(
+            lines[0]["span"]["trace_id"],
+            "0af7651916cd43dd8448eb211c80319c"
+        );
+    }
+
     #[test]
     fn an_xray_root_maps_to_its_w3c_trace_id_and_a_new_trace_is_random() {
         let parent = xray_parent(
