@@ -258,3 +258,36 @@ async fn without_a_trace_context_a_new_trace_is_started_and_propagated() {
         "{sent} vs {logged}"
     );
 }
+
+#[tokio::test]
+async fn credential_failures_are_audited_once_a_minute_per_source_and_reason_without_the_token() {
+    let app = app("http://127.0.0.1:9", 100.0, 64);
+    let (logs, _guard) = capture();
+    let forged = format!("{}x", token("agent-a", &[Role::Agent]));
+    for id in 0..3 {
+        let mut req = tools_call(id, &forged, "get_service_health", json!({}));
+        req.headers_mut()
+            .insert("x-forwarded-for", "203.0.113.7, 10.0.0.1".parse().unwrap());
+        assert_eq!(app.clone().oneshot(req).await.unwrap().status(), 401);
+    }
+    let mut missing = tools_call(9, "", "get_service_health", json!({}));
+    missing.headers_mut().remove("authorization");
+    assert_eq!(app.clone().oneshot(missing).await.unwrap().status(), 401);
+    let lines = logs.lines();
+    let audits: Vec<&Value> = lines
+        .iter()
+        .filter(|l| l["event"] == "auth_rejected")
+        .collect();
+    assert_eq!(audits.len(), 2, "{lines:?}");
+    assert_eq!(audits[0]["audit"], true);
+    assert_eq!(audits[0]["reason"], "invalid_token");
+    assert_eq!(audits[0]["source"], "203.0.113.7");
+    assert_eq!(audits[0]["count"], 1);
+    assert_eq!(audits[1]["reason"], "missing");
+    assert_eq!(audits[1]["source"], "unknown");
+    let text = String::from_utf8(logs.0.lock().clone()).unwrap();
+    assert!(
+        !text.contains(&forged[..40]),
+        "no part of the token is logged"
+    );
+}
