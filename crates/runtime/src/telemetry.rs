@@ -49,16 +49,20 @@ pub fn subscriber<W>(filter: EnvFilter, writer: W) -> impl tracing::Subscriber +
 where
     W: for<'w> fmt::MakeWriter<'w> + Send + Sync + 'static,
 {
-    fmt()
+    use tracing_subscriber::layer::SubscriberExt;
+    let lines = fmt::layer()
         .json()
-        .with_env_filter(filter)
         .with_current_span(true)
         .with_span_list(false)
         .flatten_event(true)
         .with_target(false)
         .without_time()
-        .with_writer(writer)
-        .finish()
+        .with_writer(writer);
+    let subscriber = tracing_subscriber::registry().with(filter).with(lines);
+    // Feature `otlp` with KOSHA_OTLP_ENDPOINT set: request spans are exported too.
+    #[cfg(feature = "otlp")]
+    let subscriber = subscriber.with(crate::otlp::layer());
+    subscriber
 }
 
 /// The EMF collector, when [`init`] installed it.

@@ -203,9 +203,9 @@ fn child_of(parent: Option<&SpanContext>) -> Context {
     Context::new().with_remote_span_context(own)
 }
 
-/// The trace context of an incoming request (module docs: `traceparent`, then X-Ray, then
-/// new).
-fn incoming(request: &Request) -> Context {
+/// The caller's span context, if any, and this hop's trace context (module docs:
+/// `traceparent`, then X-Ray, then new).
+fn incoming(request: &Request) -> (Option<SpanContext>, Context) {
     let xray = || {
         request
             .extensions()
@@ -215,7 +215,8 @@ fn incoming(request: &Request) -> Context {
             .and_then(xray_parent)
     };
     let parent = w3c_parent(request.headers()).or_else(xray);
-    child_of(parent.as_ref())
+    let context = child_of(parent.as_ref());
+    (parent, context)
 }
 
 /// Middleware: `axum::middleware::from_fn(kosha_runtime::trace::request_span)`.
@@ -225,7 +226,7 @@ pub async fn request_span(mut request: Request, next: Next) -> Response {
         .map(|c| c.request_id.clone())
         .or_else(|| header(&request, "x-request-id").map(str::to_owned))
         .unwrap_or_else(random_id);
-    let context = incoming(&request);
+    let (parent, context) = incoming(&request);
     let trace_id = context.span().span_context().trace_id().to_string();
     let span = tracing::info_span!(
         "request",
@@ -235,6 +236,18 @@ pub async fn request_span(mut request: Request, next: Next) -> Response {
         path = %clipped_path(request.uri().path()),
         principal = tracing::field::Empty,
     );
+    // Exported spans (feature `otlp`): the exported span's context is the one sent onwards.
+    #[cfg(feature = "otlp")]
+    let context = match crate::otlp::adopt(&span, parent.as_ref()) {
+        Some(exported) => {
+            let id = exported.span().span_context().trace_id().to_string();
+            span.record("trace_id", id.as_str());
+            exported
+        }
+        None => context,
+    };
+    #[cfg(not(feature = "otlp"))]
+    let _ = parent;
     let trace = RequestTrace {
         span: span.clone(),
         context: context.clone(),
