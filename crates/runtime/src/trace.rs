@@ -368,16 +368,22 @@ mod tests {
     }
 
     async fn get(headers: &[(&str, &str)]) -> String {
+        get_with(headers, None).await
+    }
+
+    /// A request with `headers` and, as under Lambda, an invocation context.
+    async fn get_with(headers: &[(&str, &str)], lambda: Option<lambda_http::Context>) -> String {
         use http_body_util::BodyExt;
         use tower::ServiceExt;
         let mut req = axum::http::Request::get("/");
         for (k, v) in headers {
             req = req.header(*k, *v);
         }
-        let resp = router()
-            .oneshot(req.body(axum::body::Body::empty()).unwrap())
-            .await
-            .unwrap();
+        let mut req = req.body(axum::body::Body::empty()).unwrap();
+        if let Some(cx) = lambda {
+            req.extensions_mut().insert(cx);
+        }
+        let resp = router().oneshot(req).await.unwrap();
         let body = resp.into_body().collect().await.unwrap().to_bytes();
         String::from_utf8(body.to_vec()).unwrap()
     }
@@ -411,6 +417,29 @@ mod tests {
         assert_eq!(
             lines[0]["span"]["trace_id"],
             "0af7651916cd43dd8448eb211c80319c"
+        );
+    }
+
+    #[tokio::test]
+    async fn under_lambda_the_invocations_xray_trace_and_request_id_are_used() {
+        let mut cx = lambda_http::Context::default();
+        cx.request_id = "8476a536-e9f4-11e8-9739-2dfe598c3fcd".to_owned();
+        cx.xray_trace_id = Some(
+            "Root=1-5759e988-bd862e3fe1be46a994272793;Parent=53995c3f42cd8ad8;Sampled=1".into(),
+        );
+        let mut sent = String::new();
+        let lines = logged(async { sent = get_with(&[], Some(cx)).await }).await;
+        assert_eq!(
+            lines[0]["span"]["trace_id"],
+            "5759e988bd862e3fe1be46a994272793"
+        );
+        assert_eq!(
+            lines[0]["span"]["request_id"],
+            "8476a536-e9f4-11e8-9739-2dfe598c3fcd"
+        );
+        assert!(
+            sent.starts_with("00-5759e988bd862e3fe1be46a994272793-"),
+            "{sent}"
         );
     }
 
