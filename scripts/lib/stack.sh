@@ -42,7 +42,7 @@ start_fn() {
   (
     umask 077
     { env -0 | grep -zE "$FN_ENV_KEEP" || true
-      printf '%s\0' "$@" "KOSHA_LISTEN=127.0.0.1:$port" "RUST_LOG=${RUST_LOG:-info}"
+      printf '%s\0' "$@" "KOSHA_LISTEN=127.0.0.1:$port" "RUST_LOG=${RUST_LOG:-info,rmcp=warn}"
     } > "$cmd/$name.env"
   )
   : > "$DEV_DIR/logs/$name.log"
@@ -220,7 +220,7 @@ stack_up() {
   wait_healthy core-api "$core_port"
   log "starting mcp-gateway on 127.0.0.1:$gw_port"
   start_fn mcp-gateway "$gw_port" KOSHA_CORE_API_URL="http://127.0.0.1:$core_port" "${GATEWAY_ENV[@]}" \
-    KOSHA_METRICS_FLUSH_MS="${KOSHA_METRICS_FLUSH_MS:-10000}"
+    KOSHA_METRICS_FLUSH_MS="${KOSHA_METRICS_FLUSH_MS:-1000}"
   wait_healthy mcp-gateway "$gw_port"
   stack_write_env "http://127.0.0.1:$gw_port/mcp" "http://127.0.0.1:$core_port"
 }
@@ -243,7 +243,7 @@ stack_up_lambda() {
     echo "DATABASE_URL=$STACK_DB_URL"
     echo "KOSHA_CORE_API_URL=http://127.0.0.1:$port/lambda-url/core-api"
     printf '%s\n' "${GATEWAY_ENV[@]}"
-    echo "RUST_LOG=${RUST_LOG:-info}"
+    echo "RUST_LOG=${RUST_LOG:-info,rmcp=warn}"
     env | grep -E '^(AWS_[A-Z0-9_]+|KOSHA_(STATE_TABLE|RATE_[A-Z_]+|POLICY_[A-Z_]+|MAX_IN_FLIGHT|CORE_API_AUTH|EMBEDDINGS_[A-Z_]+))=' || true
   } > "$env_file"
   log "starting core-api and mcp-gateway under cargo lambda watch on 127.0.0.1:$port"

@@ -14,7 +14,12 @@ so this checker walks the raw template and verifies:
   no managed policy attached by name;
 - SQS: each queue's visibility timeout is >= 6x its consumer's timeout (Metadata.Kosha and SQS
   event sources), every redrive target is alarmed;
-- breaker_state (per SPEC §8 dependency) and shed alarms exist.
+- breaker_state (per SPEC §8 dependency) and shed alarms exist;
+- every metric in the `Kosha` namespace that a dashboard widget or an alarm names (metric
+  arrays, MetricStat, Metrics Insights `SELECT f(name) FROM Kosha`, `SEARCH` with
+  `MetricName="name"`) is one the code emits: a row of the table in docs/metrics.md (printed
+  from the code's metric catalogue); AWS namespaces (`AWS/SQS`, …) are exempt. A dashboard
+  body must be JSON.
 
 Usage: check_template.py [TEMPLATE] [--workspace DIR]; exit 0 when clean, 1 with one line per
 problem otherwise. Import `check(path, workspace)` to get the list of problems.
@@ -24,6 +29,7 @@ from __future__ import annotations
 
 import argparse
 import glob
+import json
 import re
 import sys
 import tomllib
@@ -150,6 +156,55 @@ def _sub_names(value: Any) -> tuple[list[str], set[str]]:
         local = set(value[1]) if len(value) > 1 and isinstance(value[1], dict) else set()
         return SUB_VAR.findall(value[0]), local
     return [], set()
+
+
+# ------------------------------------------------------------------ metric names (issue 15)
+SUB_VAR_ANY = re.compile(r"\$\{[^}]*\}")
+INSIGHTS = re.compile(r"SELECT\s+\w+\(\s*(\w+)\s*\)\s+FROM\s+(?:SCHEMA\(\s*)?\"?Kosha\b", re.I)
+SEARCH = re.compile(r"\{Kosha\b[^}]*\}[^']*?MetricName\s*=\s*\"(\w+)\"")
+
+
+def emitted_metrics(workspace: Path) -> set[str]:
+    """The metric names of the table in docs/metrics.md (rows starting with | `name` |)."""
+    names = set()
+    for line in (workspace / "docs" / "metrics.md").read_text(encoding="utf-8").splitlines():
+        m = re.match(r"\|\s*`([a-z0-9_]+)`\s*\|", line)
+        if m:
+            names.add(m.group(1))
+    return names
+
+
+def _expression_metrics(expression: str) -> set[str]:
+    return set(INSIGHTS.findall(expression)) | set(SEARCH.findall(expression))
+
+
+def dashboard_metrics(doc: Any) -> set[str]:
+    """The Kosha metric names a dashboard body's widgets use."""
+    used: set[str] = set()
+    for widget in doc.get("widgets", []) if isinstance(doc, dict) else []:
+        for row in (widget.get("properties") or {}).get("metrics", []):
+            if not isinstance(row, list):
+                continue
+            if len(row) >= 2 and row[0] == "Kosha" and isinstance(row[1], str):
+                used.add(row[1])
+            for item in row:
+                if isinstance(item, dict) and isinstance(item.get("expression"), str):
+                    used |= _expression_metrics(item["expression"])
+    return used
+
+
+def alarm_metrics(props: dict[str, Any]) -> set[str]:
+    """The Kosha metric names an alarm watches."""
+    used: set[str] = set()
+    if props.get("Namespace") == "Kosha" and isinstance(props.get("MetricName"), str):
+        used.add(props["MetricName"])
+    for metric in props.get("Metrics") or []:
+        stat = ((metric.get("MetricStat") or {}).get("Metric") or {})
+        if stat.get("Namespace") == "Kosha" and isinstance(stat.get("MetricName"), str):
+            used.add(stat["MetricName"])
+        if isinstance(metric.get("Expression"), str):
+            used |= _expression_metrics(metric["Expression"])
+    return used
 
 
 class Checker:
@@ -379,11 +434,39 @@ class Checker:
         if not any("shed" in e for e in expressions):
             self.problem("Resources", "no shed alarm")
 
+    def check_metric_names(self) -> None:
+        emitted = emitted_metrics(self.workspace)
+        for name, res in self.resources.items():
+            kind = res.get("Type")
+            props = res.get("Properties") or {}
+            if kind == "AWS::CloudWatch::Dashboard":
+                body = props.get("DashboardBody")
+                if isinstance(body, dict) and "Fn::Sub" in body:
+                    body = body["Fn::Sub"]
+                    body = body[0] if isinstance(body, list) else body
+                if not isinstance(body, str):
+                    self.problem(f"Resources.{name}", "DashboardBody is not a string")
+                    continue
+                try:
+                    doc = json.loads(SUB_VAR_ANY.sub("x", body))
+                except ValueError as e:
+                    self.problem(f"Resources.{name}", f"DashboardBody is not JSON: {e}")
+                    continue
+                used = dashboard_metrics(doc)
+            elif kind == "AWS::CloudWatch::Alarm":
+                used = alarm_metrics(props)
+            else:
+                continue
+            for metric in sorted(used - emitted):
+                self.problem(f"Resources.{name}", f"metric {metric!r} in namespace Kosha is not "
+                                                  "emitted by any code (not in docs/metrics.md)")
+
     def run(self) -> list[str]:
         self.check_references()
         self.check_functions()
         self.check_iam()
         self.check_queues_and_alarms()
+        self.check_metric_names()
         return self.problems
 
 

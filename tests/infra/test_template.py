@@ -55,10 +55,32 @@ def bad_problems():
         "Outputs.Guarded: unknown condition 'NotDefined'",
         "no breaker_state alarm for dependency 'postgres'",
         "no shed alarm",
+        "GhostDashboard: metric 'ghost_metric' in namespace Kosha is not emitted",
+        "GhostDashboard: metric 'phantom_count' in namespace Kosha is not emitted",
+        "GhostAlarm: metric 'spectre_ms' in namespace Kosha is not emitted",
     ],
 )
 def test_checker_catches_planted_mistake(bad_problems, expected):
     assert any(expected in line for line in bad_problems), "\n".join(bad_problems)
+
+
+def test_aws_namespaces_and_emitted_metrics_pass_the_metric_check(bad_problems):
+    metric_lines = [l for l in bad_problems if "in namespace Kosha" in l]
+    assert len(metric_lines) == 3, metric_lines
+    assert not any("NumberOfMessagesSent" in l or "'shed'" in l for l in metric_lines)
+
+
+def test_the_dashboard_uses_only_emitted_metrics_and_covers_the_issue():
+    from check_template import dashboard_metrics, emitted_metrics
+    import json
+    import re
+
+    body = load(TEMPLATE)["Resources"]["OperationsDashboard"]["Properties"]["DashboardBody"]["Fn::Sub"]
+    used = dashboard_metrics(json.loads(re.sub(r"\$\{[^}]*\}", "x", body)))
+    assert used <= emitted_metrics(ROOT)
+    assert {"breaker_state", "shed", "rate_limit", "retries", "retry_budget_exhausted", "degraded",
+            "tool_duration_ms"} <= used
+    assert "ApproximateNumberOfMessagesVisible" in body
 
 
 def test_checker_accepts_sam_generated_and_pseudo_names(bad_problems):

@@ -30,6 +30,8 @@ enum Command {
     /// Local dev signing key and access tokens.
     #[command(subcommand)]
     Token(commands::token::TokenCommand),
+    /// Overrides in force and, with --gateway, each dependency's breaker.
+    Status(commands::status::StatusArgs),
 }
 
 #[tokio::main]
@@ -42,6 +44,7 @@ async fn main() -> ExitCode {
         Command::Breaker(args) => commands::breaker::run(args).await,
         Command::Chaos(command) => commands::chaos::run(command).await,
         Command::Bootstrap(args) => commands::bootstrap::run(args).await,
+        Command::Status(args) => commands::status::run(args).await,
         Command::Token(command) => {
             commands::token::run(command).map_err(|e| exit::Failure::Failed(e.to_string()))
         }

@@ -382,3 +382,123 @@ fn a_failing_call_exits_1_with_one_line() {
     );
     assert_refused(&o, 1);
 }
+
+/// A gateway answering `get_service_health` like the real one (one stateless POST).
+async fn fake_gateway(status: u16, answer: Value) -> wiremock::MockServer {
+    use wiremock::matchers::{header, method, path};
+    let server = wiremock::MockServer::start().await;
+    wiremock::Mock::given(method("POST"))
+        .and(path("/mcp"))
+        .and(header("authorization", "Bearer op-token"))
+        .and(header("mcp-protocol-version", "2025-11-25"))
+        .respond_with(wiremock::ResponseTemplate::new(status).set_body_json(answer))
+        .mount(&server)
+        .await;
+    server
+}
+
+fn health_answer() -> Value {
+    serde_json::json!({"jsonrpc": "2.0", "id": 1, "result": {"structuredContent": {
+        "status": "degraded",
+        "dependencies": {"core-api": {"breaker": "open", "in_flight": 0, "capacity": 64}}}}})
+}
+
+#[tokio::test]
+async fn status_reports_overrides_with_author_and_expiry_and_the_gateways_breakers() {
+    let (table, secret) = (unique("kosha-ops-test"), unique("kosha/chaos"));
+    bootstrap(&table, &secret);
+    let o = run(&mut ops(&table, &secret), &["status"]);
+    assert_eq!(o.status.code(), Some(0), "stderr: {}", stderr(&o));
+    assert!(stdout(&o).contains("none"), "{}", stdout(&o));
+
+    let forced = run(
+        &mut ops(&table, &secret),
+        &[
+            "breaker",
+            "force-open",
+            "core-api",
+            "--reason",
+            "db failover",
+            "--ttl",
+            "30m",
+            "--operator",
+            "alice",
+        ],
+    );
+    assert_eq!(forced.status.code(), Some(0), "stderr: {}", stderr(&forced));
+    // The action's audit event, on stderr.
+    let audit: Value = serde_json::from_str(stderr(&forced).trim()).unwrap();
+    assert_eq!(audit["event"], "ops_action");
+    assert_eq!(audit["action"], "breaker_force_open");
+    assert_eq!(audit["set_by"], "alice");
+
+    let gateway = fake_gateway(200, health_answer()).await;
+    let mut cmd = ops(&table, &secret);
+    cmd.env("KOSHA_OPERATOR_TOKEN", "op-token");
+    let o = run(&mut cmd, &["status", "--json", "--gateway", &gateway.uri()]);
+    assert_eq!(o.status.code(), Some(0), "stderr: {}", stderr(&o));
+    let report = &json_lines(&o)[0];
+    let o0 = &report["overrides"][0];
+    assert_eq!(o0["dependency"], "core-api");
+    assert_eq!(o0["set_by"], "alice");
+    assert_eq!(o0["reason"], "db failover");
+    assert_eq!(
+        o0["expires_at"].as_i64(),
+        Some(o0["set_at"].as_i64().unwrap() + 1800)
+    );
+    assert_eq!(report["breakers"]["core-api"]["breaker"], "open");
+    assert_eq!(report["gateway"], format!("{}/mcp", gateway.uri()));
+    let sent = gateway.received_requests().await.unwrap();
+    let body: Value = serde_json::from_slice(&sent[0].body).unwrap();
+    assert_eq!(body["method"], "tools/call");
+    assert_eq!(body["params"]["name"], "get_service_health");
+
+    // The text report names who, until when, and the breaker.
+    let mut cmd = ops(&table, &secret);
+    cmd.env("KOSHA_OPERATOR_TOKEN", "op-token");
+    let o = run(
+        &mut cmd,
+        &["status", "--gateway", &format!("{}/mcp", gateway.uri())],
+    );
+    let text = stdout(&o);
+    assert!(text.contains("core-api: forced open by alice"), "{text}");
+    assert!(
+        text.contains("expires ") && text.contains("reason: db failover"),
+        "{text}"
+    );
+    assert!(text.contains("core-api: open, 0 of 64 in flight"), "{text}");
+}
+
+#[tokio::test]
+async fn status_refuses_without_a_token_and_fails_when_the_gateway_refuses() {
+    let (table, secret) = (unique("kosha-ops-test"), unique("kosha/chaos"));
+    bootstrap(&table, &secret);
+    let mut cmd = ops(&table, &secret);
+    cmd.env_remove("KOSHA_OPERATOR_TOKEN");
+    assert_refused(
+        &run(&mut cmd, &["status", "--gateway", "http://127.0.0.1:9"]),
+        2,
+    );
+    let mut cmd = ops(&table, &secret);
+    cmd.env("KOSHA_OPERATOR_TOKEN", "op-token");
+    assert_refused(&run(&mut cmd, &["status", "--gateway", "ftp://x"]), 2);
+
+    let refusing = fake_gateway(
+        401,
+        serde_json::json!({"jsonrpc": "2.0", "id": null,
+                           "error": {"code": -32001, "message": "invalid_token"}}),
+    )
+    .await;
+    let mut cmd = ops(&table, &secret);
+    cmd.env("KOSHA_OPERATOR_TOKEN", "op-token");
+    let o = run(&mut cmd, &["status", "--gateway", &refusing.uri()]);
+    assert_refused(&o, 1);
+    assert!(stderr(&o).contains("invalid_token"), "{}", stderr(&o));
+    // Nothing listening: a failure, not a hang.
+    let mut cmd = ops(&table, &secret);
+    cmd.env("KOSHA_OPERATOR_TOKEN", "op-token");
+    assert_refused(
+        &run(&mut cmd, &["status", "--gateway", "http://127.0.0.1:9"]),
+        1,
+    );
+}

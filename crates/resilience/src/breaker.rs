@@ -28,7 +28,8 @@
 //!   arithmetic steps and never across an await. The open → half-open switch happens under it,
 //!   so any number of racing callers get at most K probes (pitfall 1).
 //! - **Observability:** `breaker_state` gauge (dimension `dependency`; 0 closed, 1 half-open,
-//!   2 open, 3 forced open — SPEC §8) and a log event on every transition.
+//!   2 open, 3 forced open — SPEC §8) and a log event on every transition, with the
+//!   dependency, `from`, `to` and `why` (warn when it opens, info otherwise).
 
 mod window;
 

@@ -66,16 +66,18 @@ impl Recorder for Capture {
     }
 }
 
-/// Records the `to` field of every event.
+/// Records `to:why` of every event.
 #[derive(Clone, Default)]
 struct Transitions(Arc<Mutex<Vec<String>>>);
 
-struct ToField<'a>(&'a mut Option<String>);
+struct ToField<'a>(&'a mut Option<String>, &'a mut String);
 
 impl Visit for ToField<'_> {
     fn record_str(&mut self, field: &Field, value: &str) {
-        if field.name() == "to" {
-            *self.0 = Some(value.to_owned());
+        match field.name() {
+            "to" => *self.0 = Some(value.to_owned()),
+            "why" => *self.1 = value.to_owned(),
+            _ => {}
         }
     }
     fn record_debug(&mut self, _: &Field, _: &dyn std::fmt::Debug) {}
@@ -91,10 +93,10 @@ impl Subscriber for Transitions {
     fn record(&self, _: &Id, _: &Record<'_>) {}
     fn record_follows_from(&self, _: &Id, _: &Id) {}
     fn event(&self, event: &Event<'_>) {
-        let mut to = None;
-        event.record(&mut ToField(&mut to));
+        let (mut to, mut why) = (None, String::new());
+        event.record(&mut ToField(&mut to, &mut why));
         if let Some(to) = to {
-            self.0.lock().push(to);
+            self.0.lock().push(format!("{to}:{why}"));
         }
     }
     fn enter(&self, _: &Id) {}
@@ -196,7 +198,13 @@ async fn metrics_and_transition_events() {
 
     assert_eq!(
         *transitions.0.lock(),
-        ["open", "half_open", "closed", "forced_open", "closed"],
-        "one log event per transition"
+        [
+            "open:failure_rate",
+            "half_open:open_duration_elapsed",
+            "closed:probes_succeeded",
+            "forced_open:override_set",
+            "closed:override_cleared"
+        ],
+        "one log event per transition, with why"
     );
 }

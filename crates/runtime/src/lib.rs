@@ -2,6 +2,10 @@
 //!
 //! - [`config`]: typed environment lookups that fail at start-up with a clear message.
 //! - [`telemetry`]: JSON-lines tracing to stdout, once per process.
+//! - [`audit`]: audit event names, the `audit!` macro and the per-key throttle.
+//! - [`metrics`]: the metric catalogue (SPEC §12), printed in `docs/metrics.md`.
+//! - `otlp` (feature `otlp`): OTLP export of request spans, off unless `KOSHA_OTLP_ENDPOINT`.
+//! - [`trace`]: the request span, W3C trace context in and out (SPEC §12).
 //! - [`serve`]: runs one axum [`Router`](axum::Router) under the Lambda runtime when
 //!   `AWS_LAMBDA_RUNTIME_API` is set, otherwise as a plain HTTP server on `KOSHA_LISTEN`.
 //! - [`aws`]: the AWS SDK config, built once (honours `AWS_ENDPOINT_URL` for the emulator).
@@ -9,8 +13,12 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+pub mod audit;
 pub mod aws;
 pub mod config;
+pub mod metrics;
+#[cfg(feature = "otlp")]
+pub mod otlp;
 mod serve;
 pub mod telemetry;
 pub mod tls;

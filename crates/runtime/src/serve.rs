@@ -37,6 +37,15 @@ pub enum ServeError {
 pub async fn serve(router: Router) -> Result<(), ServeError> {
     if std::env::var_os("AWS_LAMBDA_RUNTIME_API").is_some() {
         tracing::info!(mode = "lambda", "serving");
+        // Exported spans leave before the instance is frozen (feature `otlp`).
+        #[cfg(feature = "otlp")]
+        let router = router.layer(axum::middleware::map_response(
+            |response: axum::response::Response| async move {
+                // force_flush blocks until the exporter answers: off the async workers.
+                let _ = tokio::task::spawn_blocking(crate::otlp::flush).await;
+                response
+            },
+        ));
         let result = match crate::telemetry::metrics_collector() {
             // Flushes the EMF document after every invocation.
             Some(collector) => {

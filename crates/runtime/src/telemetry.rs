@@ -34,20 +34,35 @@ static COLLECTOR: OnceLock<Option<&'static Collector>> = OnceLock::new();
 pub fn init(service: &'static str) {
     let filter =
         EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(DEFAULT_FILTER));
-    let installed = fmt()
+    let installed = tracing::subscriber::set_global_default(subscriber(filter, io::stdout)).is_ok();
+    let collector = COLLECTOR.get_or_init(|| install_metrics().ok());
+    if installed {
+        tracing::info!(service, metrics = collector.is_some(), "starting");
+    }
+}
+
+/// The log format of every function: one JSON object per line, the event's fields flat, the
+/// current span's fields (`request_id`, `trace_id`, `principal`, …) under `span`, no target,
+/// no timestamp (CloudWatch stamps each line). [`init`] installs it on stdout; tests install
+/// it on a buffer to read exactly what production writes.
+pub fn subscriber<W>(filter: EnvFilter, writer: W) -> impl tracing::Subscriber + Send + Sync
+where
+    W: for<'w> fmt::MakeWriter<'w> + Send + Sync + 'static,
+{
+    use tracing_subscriber::layer::SubscriberExt;
+    let lines = fmt::layer()
         .json()
-        .with_env_filter(filter)
         .with_current_span(true)
         .with_span_list(false)
         .flatten_event(true)
         .with_target(false)
         .without_time()
-        .try_init()
-        .is_ok();
-    let collector = COLLECTOR.get_or_init(|| install_metrics().ok());
-    if installed {
-        tracing::info!(service, metrics = collector.is_some(), "starting");
-    }
+        .with_writer(writer);
+    let subscriber = tracing_subscriber::registry().with(filter).with(lines);
+    // Feature `otlp` with KOSHA_OTLP_ENDPOINT set: request spans are exported too.
+    #[cfg(feature = "otlp")]
+    let subscriber = subscriber.with(crate::otlp::layer());
+    subscriber
 }
 
 /// The EMF collector, when [`init`] installed it.
@@ -60,15 +75,17 @@ fn install_metrics() -> Result<&'static Collector, String> {
     if std::env::var_os("AWS_LAMBDA_RUNTIME_API").is_some() {
         builder = builder.with_lambda_request_id("RequestId");
     } else {
-        let ms = crate::config::parse_or("KOSHA_METRICS_FLUSH_MS", 10_000u64)
+        let ms = crate::config::parse_or("KOSHA_METRICS_FLUSH_MS", 1_000u64)
             .map_err(|e| e.to_string())?;
         builder = builder.with_auto_flush_writer(Duration::from_millis(ms.max(100)), emf_stdout);
     }
-    builder.init().map_err(|e| {
+    let collector = builder.init().map_err(|e| {
         let message = e.to_string();
         tracing::warn!(error = %message, "metrics recorder not installed");
         message
-    })
+    })?;
+    crate::metrics::describe();
+    Ok(collector)
 }
 
 /// Where EMF documents go: stdout, one whole line per write. The collector writes a document

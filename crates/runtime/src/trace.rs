@@ -1,18 +1,41 @@
 //! Per-request tracing for every function (SPEC §12: "JSON lines with request id and trace
-//! id"). Wraps each request in a `request` span with:
+//! id"; trace context). Wraps each request in a `request` span with:
 //!
 //! - `request_id`: the Lambda invocation's request id, else `X-Request-Id` when it is a short
 //!   printable token, else a fresh random id;
-//! - `trace_id`: the X-Ray trace id (Lambda context or `X-Amzn-Trace-Id`), or `-`;
+//! - `trace_id`: the W3C trace id (32 lowercase hex) of the request's trace: from a valid
+//!   `traceparent` (+ `tracestate`) header, else the X-Ray trace of the Lambda invocation or an
+//!   `X-Amzn-Trace-Id` header (`Root=1-5759e988-bd862e3fe1be46a994272793` is trace
+//!   `5759e988bd862e3fe1be46a994272793`, AWS's own W3C mapping), else a new trace. The
+//!   gateway may replace it with the `params._meta.traceparent` of a `tools/call`
+//!   ([`RequestTrace::adopt`], MCP 2026-07-28, SEP-414);
 //! - `method`, `path` (no query string; at most [`MAX_PATH_LEN`] bytes, then `…`), and
 //!   `principal` (empty until a layer records it);
 //!
-//! and logs one `handled` line with `status` and `elapsed_ms`. Header values are logged only
-//! when they pass [`loggable`], so nothing a client sends can forge log structure.
+//! and logs one `handled` line with `status` and `elapsed_ms`, unless the handler wrote the
+//! request's own line ([`RequestTrace::mark_logged`]: the gateway's per-tool-call line), so a
+//! request costs one line. Header values are logged only when they pass [`loggable`], so
+//! nothing a client sends can forge log structure.
+//!
+//! Each request gets its own span id, a child of the caller's; [`inject`] / [`propagate`]
+//! write it as `traceparent` (and `tracestate`) on an outgoing request, so the next hop logs
+//! the same trace id. Parsing and writing are the OpenTelemetry propagators'
+//! (`TraceContextPropagator`, `XrayPropagator`); nothing is exported.
+
+use std::future::Future;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use axum::extract::Request;
+use axum::http::{HeaderMap, HeaderName, HeaderValue};
 use axum::middleware::Next;
 use axum::response::Response;
+use opentelemetry::Context;
+use opentelemetry::context::FutureExt as _;
+use opentelemetry::propagation::{Extractor, Injector, TextMapPropagator};
+use opentelemetry::trace::{SpanContext, TraceContextExt, TraceFlags, TraceState};
+use opentelemetry_sdk::propagation::TraceContextPropagator;
+use opentelemetry_sdk::trace::{IdGenerator, RandomIdGenerator};
 use tokio::time::Instant;
 use tracing::Instrument;
 
@@ -56,17 +79,155 @@ fn random_id() -> String {
     format!("{:032x}", rand::random::<u128>())
 }
 
+/// The trace of one request, put into its extensions by [`request_span`]: its `request` span
+/// and its trace context. Handlers that run elsewhere (rmcp runs the MCP server in a spawned
+/// task) re-enter both with [`RequestTrace::scope`]. Clones share the "logged" mark.
+#[derive(Debug, Clone)]
+pub struct RequestTrace {
+    span: tracing::Span,
+    context: Context,
+    logged: Arc<AtomicBool>,
+}
+
+impl RequestTrace {
+    /// The request's W3C trace id, 32 lowercase hex digits.
+    pub fn trace_id(&self) -> String {
+        self.context.span().span_context().trace_id().to_string()
+    }
+
+    /// The request's `request` span.
+    pub fn span(&self) -> &tracing::Span {
+        &self.span
+    }
+
+    /// Continues the trace of `traceparent` (+ `tracestate`) instead, when it is valid: the
+    /// request's span id becomes its child and the span's `trace_id` is re-recorded. For a
+    /// trace context carried in the message rather than the headers (`params._meta`, MCP
+    /// 2026-07-28). Returns whether it was adopted.
+    pub fn adopt(&mut self, traceparent: &str, tracestate: Option<&str>) -> bool {
+        let mut carrier = HeaderMap::new();
+        for (name, value) in [
+            ("traceparent", Some(traceparent)),
+            ("tracestate", tracestate),
+        ] {
+            if let (Some(v), Ok(name)) = (value, HeaderName::try_from(name))
+                && let Ok(v) = HeaderValue::from_str(v)
+            {
+                carrier.insert(name, v);
+            }
+        }
+        let Some(parent) = w3c_parent(&carrier) else {
+            return false;
+        };
+        self.context = child_of(Some(&parent));
+        self.span.record("trace_id", self.trace_id().as_str());
+        true
+    }
+
+    /// Marks the request as logged by its handler: [`request_span`] then skips its `handled`
+    /// line (one line per request).
+    pub fn mark_logged(&self) {
+        self.logged.store(true, Ordering::Relaxed);
+    }
+
+    /// `future` inside this request's span and trace context (so its log lines carry the
+    /// request's ids and [`inject`] finds its trace).
+    pub fn scope<F: Future>(&self, future: F) -> impl Future<Output = F::Output> {
+        future
+            .instrument(self.span.clone())
+            .with_context(self.context.clone())
+    }
+}
+
+/// `traceparent` and `tracestate` of the current trace context (the request being served),
+/// into `headers`; nothing outside a request. The seam every outgoing hop uses (core-api,
+/// screening-sim, the embeddings API).
+pub fn inject(headers: &mut HeaderMap) {
+    TraceContextPropagator::new().inject_context(&Context::current(), &mut HeaderInjector(headers));
+}
+
+/// `request` with the current trace context's headers ([`inject`]).
+pub fn propagate(request: reqwest::RequestBuilder) -> reqwest::RequestBuilder {
+    let mut headers = HeaderMap::new();
+    inject(&mut headers);
+    request.headers(headers)
+}
+
+struct HeaderInjector<'a>(&'a mut HeaderMap);
+
+impl Injector for HeaderInjector<'_> {
+    fn set(&mut self, key: &str, value: String) {
+        if let (Ok(name), Ok(value)) = (HeaderName::try_from(key), HeaderValue::try_from(value)) {
+            self.0.insert(name, value);
+        }
+    }
+}
+
+struct HeaderExtractor<'a>(&'a HeaderMap);
+
+impl Extractor for HeaderExtractor<'_> {
+    fn get(&self, key: &str) -> Option<&str> {
+        self.0.get(key).and_then(|v| v.to_str().ok())
+    }
+
+    fn keys(&self) -> Vec<&str> {
+        self.0.keys().map(HeaderName::as_str).collect()
+    }
+}
+
+/// The caller's span context from `traceparent`/`tracestate`, when valid.
+fn w3c_parent(headers: &HeaderMap) -> Option<SpanContext> {
+    let cx = TraceContextPropagator::new().extract(&HeaderExtractor(headers));
+    let parent = cx.span().span_context().clone();
+    parent.is_valid().then_some(parent)
+}
+
+/// The caller's span context from an X-Ray trace header value, when valid.
+fn xray_parent(value: &str) -> Option<SpanContext> {
+    opentelemetry_aws::trace::xray_propagator::span_context_from_str(value)
+        .filter(SpanContext::is_valid)
+}
+
+/// A context for this hop: a new span id in `parent`'s trace, or a new sampled trace.
+fn child_of(parent: Option<&SpanContext>) -> Context {
+    let ids = RandomIdGenerator::default();
+    let (trace_id, flags, state) = match parent {
+        Some(p) => (p.trace_id(), p.trace_flags(), p.trace_state().clone()),
+        None => (
+            ids.new_trace_id(),
+            TraceFlags::SAMPLED,
+            TraceState::default(),
+        ),
+    };
+    let own = SpanContext::new(trace_id, ids.new_span_id(), flags, false, state);
+    Context::new().with_remote_span_context(own)
+}
+
+/// The caller's span context, if any, and this hop's trace context (module docs:
+/// `traceparent`, then X-Ray, then new).
+fn incoming(request: &Request) -> (Option<SpanContext>, Context) {
+    let xray = || {
+        request
+            .extensions()
+            .get::<lambda_http::Context>()
+            .and_then(|c| c.xray_trace_id.as_deref())
+            .or_else(|| header(request, "x-amzn-trace-id"))
+            .and_then(xray_parent)
+    };
+    let parent = w3c_parent(request.headers()).or_else(xray);
+    let context = child_of(parent.as_ref());
+    (parent, context)
+}
+
 /// Middleware: `axum::middleware::from_fn(kosha_runtime::trace::request_span)`.
-pub async fn request_span(request: Request, next: Next) -> Response {
+pub async fn request_span(mut request: Request, next: Next) -> Response {
     let lambda = request.extensions().get::<lambda_http::Context>();
     let request_id = lambda
         .map(|c| c.request_id.clone())
         .or_else(|| header(&request, "x-request-id").map(str::to_owned))
         .unwrap_or_else(random_id);
-    let trace_id = lambda
-        .and_then(|c| c.xray_trace_id.clone())
-        .or_else(|| header(&request, "x-amzn-trace-id").map(str::to_owned))
-        .unwrap_or_else(|| "-".to_owned());
+    let (parent, context) = incoming(&request);
+    let trace_id = context.span().span_context().trace_id().to_string();
     let span = tracing::info_span!(
         "request",
         request_id = %request_id,
@@ -75,17 +236,38 @@ pub async fn request_span(request: Request, next: Next) -> Response {
         path = %clipped_path(request.uri().path()),
         principal = tracing::field::Empty,
     );
+    // Exported spans (feature `otlp`): the exported span's context is the one sent onwards.
+    #[cfg(feature = "otlp")]
+    let context = match crate::otlp::adopt(&span, parent.as_ref()) {
+        Some(exported) => {
+            let id = exported.span().span_context().trace_id().to_string();
+            span.record("trace_id", id.as_str());
+            exported
+        }
+        None => context,
+    };
+    #[cfg(not(feature = "otlp"))]
+    let _ = parent;
+    let trace = RequestTrace {
+        span: span.clone(),
+        context: context.clone(),
+        logged: Arc::default(),
+    };
+    request.extensions_mut().insert(trace.clone());
     async move {
         let started = Instant::now();
         let response = next.run(request).await;
-        tracing::info!(
-            status = response.status().as_u16(),
-            elapsed_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
-            "handled"
-        );
+        if !trace.logged.load(Ordering::Relaxed) {
+            tracing::info!(
+                status = response.status().as_u16(),
+                elapsed_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
+                "handled"
+            );
+        }
         response
     }
     .instrument(span)
+    .with_context(context)
     .await
 }
 
@@ -98,7 +280,188 @@ pub fn record_principal(principal: &str) {
 
 #[cfg(test)]
 mod tests {
-    use super::{MAX_PATH_LEN, clipped_path, loggable};
+    use axum::http::HeaderMap;
+
+    use super::{MAX_PATH_LEN, child_of, clipped_path, inject, loggable, w3c_parent, xray_parent};
+    use opentelemetry::context::FutureExt as _;
+    use opentelemetry::trace::TraceContextExt;
+
+    const PARENT: &str = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01";
+
+    #[tokio::test]
+    async fn a_child_keeps_the_trace_and_flags_with_a_new_span_id() {
+        let mut incoming = HeaderMap::new();
+        incoming.insert("traceparent", PARENT.parse().unwrap());
+        incoming.insert("tracestate", "vendor=abc".parse().unwrap());
+        let parent = w3c_parent(&incoming).expect("valid traceparent");
+        let cx = child_of(Some(&parent));
+        let mut out = HeaderMap::new();
+        async { inject(&mut out) }.with_context(cx).await;
+        let sent = out["traceparent"].to_str().unwrap();
+        assert!(
+            sent.starts_with("00-0af7651916cd43dd8448eb211c80319c-"),
+            "{sent}"
+        );
+        assert!(sent.ends_with("-01"));
+        assert!(!sent.contains("b7ad6b7169203331"), "own span id: {sent}");
+        assert_eq!(out["tracestate"], "vendor=abc");
+    }
+
+    #[test]
+    fn invalid_parents_are_ignored_and_nothing_is_injected_outside_a_request() {
+        for bad in [
+            "",
+            "00-00000000000000000000000000000000-b7ad6b7169203331-01",
+            "00-0af7651916cd43dd8448eb211c80319c-0000000000000000-01",
+            "zz-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01",
+            "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331",
+        ] {
+            let mut h = HeaderMap::new();
+            h.insert("traceparent", bad.parse().unwrap());
+            assert!(w3c_parent(&h).is_none(), "{bad:?}");
+        }
+        let mut out = HeaderMap::new();
+        inject(&mut out);
+        assert!(out.is_empty());
+    }
+
+    /// Every line the production log format writes during `f`.
+    async fn logged<F: std::future::Future>(f: F) -> Vec<serde_json::Value> {
+        #[derive(Clone, Default)]
+        struct Buf(std::sync::Arc<parking_lot::Mutex<Vec<u8>>>);
+        impl std::io::Write for Buf {
+            fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+                self.0.lock().extend_from_slice(b);
+                Ok(b.len())
+            }
+            fn flush(&mut self) -> std::io::Result<()> {
+                Ok(())
+            }
+        }
+        let buf = Buf::default();
+        let writer = buf.clone();
+        let subscriber =
+            crate::telemetry::subscriber(tracing_subscriber::EnvFilter::new("info"), move || {
+                writer.clone()
+            });
+        let _guard = tracing::subscriber::set_default(subscriber);
+        f.await;
+        let text = String::from_utf8(buf.0.lock().clone()).unwrap();
+        text.lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect()
+    }
+
+    /// A service's router (core-api's shape): a handler that logs and calls onwards.
+    fn router() -> axum::Router {
+        async fn handler() -> String {
+            tracing::info!("inside the handler");
+            let mut out = HeaderMap::new();
+            inject(&mut out);
+            out.get("traceparent")
+                .map(|v| v.to_str().unwrap().to_owned())
+                .unwrap_or_default()
+        }
+        axum::Router::new()
+            .route("/", axum::routing::get(handler))
+            .layer(axum::middleware::from_fn(super::request_span))
+    }
+
+    async fn get(headers: &[(&str, &str)]) -> String {
+        get_with(headers, None).await
+    }
+
+    /// A request with `headers` and, as under Lambda, an invocation context.
+    async fn get_with(headers: &[(&str, &str)], lambda: Option<lambda_http::Context>) -> String {
+        use http_body_util::BodyExt;
+        use tower::ServiceExt;
+        let mut req = axum::http::Request::get("/");
+        for (k, v) in headers {
+            req = req.header(*k, *v);
+        }
+        let mut req = req.body(axum::body::Body::empty()).unwrap();
+        if let Some(cx) = lambda {
+            req.extensions_mut().insert(cx);
+        }
+        let resp = router().oneshot(req).await.unwrap();
+        let body = resp.into_body().collect().await.unwrap().to_bytes();
+        String::from_utf8(body.to_vec()).unwrap()
+    }
+
+    #[tokio::test]
+    async fn every_line_of_a_request_carries_the_callers_trace_id_and_hops_continue_it() {
+        let mut sent = String::new();
+        let lines = logged(async { sent = get(&[("traceparent", PARENT)]).await }).await;
+        assert_eq!(lines.len(), 2, "{lines:?}");
+        for line in &lines {
+            assert_eq!(
+                line["span"]["trace_id"], "0af7651916cd43dd8448eb211c80319c",
+                "{line}"
+            );
+        }
+        assert_eq!(lines[0]["message"], "inside the handler");
+        assert_eq!(lines[1]["message"], "handled");
+        assert!(
+            sent.starts_with("00-0af7651916cd43dd8448eb211c80319c-"),
+            "{sent}"
+        );
+
+        let xray = "Root=1-5759e988-bd862e3fe1be46a994272793;Parent=53995c3f42cd8ad8;Sampled=1";
+        let lines = logged(get(&[("x-amzn-trace-id", xray)])).await;
+        assert_eq!(
+            lines[0]["span"]["trace_id"],
+            "5759e988bd862e3fe1be46a994272793"
+        );
+        // traceparent wins over X-Ray.
+        let lines = logged(get(&[("x-amzn-trace-id", xray), ("traceparent", PARENT)])).await;
+        assert_eq!(
+            lines[0]["span"]["trace_id"],
+            "0af7651916cd43dd8448eb211c80319c"
+        );
+    }
+
+    #[tokio::test]
+    async fn under_lambda_the_invocations_xray_trace_and_request_id_are_used() {
+        let mut cx = lambda_http::Context::default();
+        cx.request_id = "8476a536-e9f4-11e8-9739-2dfe598c3fcd".to_owned();
+        cx.xray_trace_id = Some(
+            "Root=1-5759e988-bd862e3fe1be46a994272793;Parent=53995c3f42cd8ad8;Sampled=1".into(),
+        );
+        let mut sent = String::new();
+        let lines = logged(async { sent = get_with(&[], Some(cx)).await }).await;
+        assert_eq!(
+            lines[0]["span"]["trace_id"],
+            "5759e988bd862e3fe1be46a994272793"
+        );
+        assert_eq!(
+            lines[0]["span"]["request_id"],
+            "8476a536-e9f4-11e8-9739-2dfe598c3fcd"
+        );
+        assert!(
+            sent.starts_with("00-5759e988bd862e3fe1be46a994272793-"),
+            "{sent}"
+        );
+    }
+
+    #[test]
+    fn an_xray_root_maps_to_its_w3c_trace_id_and_a_new_trace_is_random() {
+        let parent = xray_parent(
+            "Root=1-5759e988-bd862e3fe1be46a994272793;Parent=53995c3f42cd8ad8;Sampled=1",
+        )
+        .expect("valid X-Ray header");
+        assert_eq!(
+            parent.trace_id().to_string(),
+            "5759e988bd862e3fe1be46a994272793"
+        );
+        assert!(xray_parent("Root=nonsense").is_none());
+        let a = child_of(None);
+        let b = child_of(None);
+        assert_ne!(
+            a.span().span_context().trace_id(),
+            b.span().span_context().trace_id()
+        );
+        assert!(a.span().span_context().is_valid());
+    }
 
     #[test]
     fn long_paths_are_clipped_at_a_char_boundary() {

@@ -21,6 +21,11 @@
 //! - **Malformed items** (missing `state`/`reason`/`set_by`/`set_at`, wrong types, a state
 //!   other than `forced_open`) are absent and logged as `breaker_override_malformed`.
 //!
+//! - **Audit** (SPEC §12): a read that finds an override this instance has not seen (new, or
+//!   set again: another `set_at`/`set_by`), or no longer finds one it had, logs the audit event
+//!   `breaker_override_observed` (`state` `forced_open` with who, when, until and why, or
+//!   `cleared`): each instance writes when it first acts on an operator's decision.
+//!
 //! Staleness uses tokio's clock; expiry uses the injected wall [`Clock`].
 //! The operator's side (force-open, clear, list) is on [`StateTable`].
 
@@ -174,6 +179,7 @@ async fn refresh(inner: &Inner) -> Result<(), StateError> {
     let mut cache = inner.cache.lock();
     match result {
         Ok(values) => {
+            audit_changes(&cache.values, &values, inner.clock.now_s());
             cache.values = values;
             cache.last_success = Some(Instant::now());
             Ok(())
@@ -181,6 +187,40 @@ async fn refresh(inner: &Inner) -> Result<(), StateError> {
         Err(err) => {
             tracing::warn!(event = "breaker_override_read_failed", error = %err);
             Err(err)
+        }
+    }
+}
+
+/// The `breaker_override_observed` audit events between two snapshots (module docs); an
+/// expired override counts as absent.
+fn audit_changes(before: &OverrideSnapshot, after: &OverrideSnapshot, now_s: i64) {
+    let live = |f: &&ForcedOpen| f.expires_at.is_none_or(|exp| exp > now_s);
+    for (dependency, f) in after.iter().filter(|(_, f)| live(f)) {
+        let known = before
+            .get(dependency)
+            .filter(live)
+            .is_some_and(|b| b.set_at == f.set_at && b.set_by == f.set_by);
+        if !known {
+            kosha_runtime::audit!(
+                kosha_runtime::audit::events::OVERRIDE_OBSERVED,
+                dependency = %dependency,
+                state = "forced_open",
+                set_by = %f.set_by,
+                set_at = f.set_at,
+                expires_at = f.expires_at,
+                reason = %f.reason,
+                "breaker override in force"
+            );
+        }
+    }
+    for (dependency, _) in before.iter().filter(|(_, f)| live(f)) {
+        if !after.get(dependency).is_some_and(|f| live(&f)) {
+            kosha_runtime::audit!(
+                kosha_runtime::audit::events::OVERRIDE_OBSERVED,
+                dependency = %dependency,
+                state = "cleared",
+                "breaker override lifted"
+            );
         }
     }
 }

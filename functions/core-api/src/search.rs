@@ -16,8 +16,9 @@
 //!   full-text ranking alone (all terms, else any term), `score` = `ts_rank_cd`, when the
 //!   embedder is not configured, its call failed (error, malformed answer, timeout), its
 //!   breaker is open or forced open (`breaker#openai`, SPEC §8), the deadline left too little
-//!   time for it, or nothing is embedded with the configured model yet. Counted by the
-//!   `degraded` metric (`tool`, `reason`) and logged as `search_degraded` with the cause.
+//!   time for it, or nothing is embedded with the configured model yet. Logged as
+//!   `search_degraded` with the cause; the gateway's dispatch counts the `degraded` metric
+//!   (`tool`, `reason`) once per degraded tool answer.
 //!
 //! A PostgreSQL failure is the request's error (503/504): full text is the floor.
 //!
@@ -50,9 +51,6 @@ pub const FUSION_DEPTH: usize = 50;
 /// The embedding call's budget when the request has no `X-Request-Deadline`: the tool's
 /// budget (SPEC §4, 8 s).
 pub const UNBOUNDED_EMBED_BUDGET: Duration = Duration::from_secs(8);
-
-/// The tool whose answers are counted in the `degraded` metric.
-const TOOL: &str = "search_knowledge_base";
 
 /// The embedder (if configured) and the process's cached passage vectors.
 #[derive(Debug, Default)]
@@ -179,8 +177,6 @@ impl Searcher {
                     cause = cause.as_str(),
                     "full text only"
                 );
-                metrics::counter!("degraded", "tool" => TOOL, "reason" => EMBEDDINGS_UNAVAILABLE)
-                    .increment(1);
                 Ok(SearchResponse {
                     results: full_text.ranking(top),
                     degraded: true,

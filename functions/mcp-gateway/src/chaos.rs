@@ -16,15 +16,13 @@
 //!   ignored like a refused one, counted as `chaos_rejected{reason="key_unavailable"}` and
 //!   logged (warn) at most once a minute.
 
-use std::collections::HashMap;
 use std::time::Duration;
 
 use axum::http::HeaderValue;
 use kosha_auth::{Principal, Role};
 use kosha_resilience::chaos::{self, ChaosSpec, Gate};
+use kosha_runtime::audit::{Throttle, events};
 use kosha_state::SecretCache;
-use parking_lot::Mutex;
-use tokio::time::Instant;
 
 /// How often the audit event is written per principal and reason.
 const AUDIT_EVERY: Duration = Duration::from_secs(60);
@@ -49,15 +47,7 @@ pub struct Honoured {
 pub struct ChaosGate {
     enabled: bool,
     keys: Option<SecretCache>,
-    audit: Mutex<HashMap<(String, &'static str), Audit>>,
-}
-
-#[derive(Debug, Clone, Copy)]
-struct Audit {
-    /// When the event was last written; `None` before the first.
-    logged_at: Option<Instant>,
-    /// Refusals since then.
-    since: u64,
+    audit: Throttle,
 }
 
 impl ChaosGate {
@@ -67,7 +57,7 @@ impl ChaosGate {
         Self {
             enabled,
             keys,
-            audit: Mutex::new(HashMap::new()),
+            audit: Throttle::new(AUDIT_EVERY, AUDIT_MAX_KEYS),
         }
     }
 
@@ -100,8 +90,8 @@ impl ChaosGate {
         match chaos::verify(header.as_bytes(), key.as_bytes(), now_s) {
             Ok(spec) => {
                 metrics::counter!("chaos_applied").increment(1);
-                tracing::info!(
-                    event = "chaos_applied",
+                kosha_runtime::audit!(
+                    events::CHAOS_APPLIED,
                     principal = %principal.client_id,
                     target = spec.target().as_str(),
                     fault = spec.fault().as_str(),
@@ -122,43 +112,10 @@ impl ChaosGate {
     /// `reason` was written over a minute ago.
     fn refused(&self, principal: &str, reason: &'static str) {
         metrics::counter!("chaos_rejected", "reason" => reason).increment(1);
-        let now = Instant::now();
-        let due = {
-            let mut audit = self.audit.lock();
-            if audit.len() >= AUDIT_MAX_KEYS && !audit.contains_key(&(principal.to_owned(), reason))
-            {
-                let oldest = audit
-                    .iter()
-                    .min_by_key(|(_, a)| a.logged_at)
-                    .map(|(k, _)| k.clone());
-                if let Some(k) = oldest {
-                    audit.remove(&k);
-                }
-            }
-            let entry = audit
-                .entry((principal.to_owned(), reason))
-                .or_insert(Audit {
-                    logged_at: None,
-                    since: 0,
-                });
-            entry.since += 1;
-            let due = entry
-                .logged_at
-                .is_none_or(|t| now.saturating_duration_since(t) >= AUDIT_EVERY);
-            if due {
-                let count = entry.since;
-                *entry = Audit {
-                    logged_at: Some(now),
-                    since: 0,
-                };
-                Some(count)
-            } else {
-                None
-            }
-        };
-        if let Some(count) = due {
+        if let Some(count) = self.audit.occurred(principal, reason) {
             tracing::warn!(
-                event = "chaos_header_rejected",
+                audit = true,
+                event = events::CHAOS_HEADER_REJECTED,
                 reason,
                 principal = %crate::echo::clip(principal),
                 count,
@@ -170,10 +127,7 @@ impl ChaosGate {
     /// Refusals counted for `principal` and `reason` since the last audit event (tests).
     #[cfg(test)]
     fn pending(&self, principal: &str, reason: &'static str) -> Option<u64> {
-        self.audit
-            .lock()
-            .get(&(principal.to_owned(), reason))
-            .map(|a| a.since)
+        self.audit.pending(principal, reason)
     }
 }
 

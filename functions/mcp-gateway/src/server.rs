@@ -2,6 +2,7 @@
 //! (SPEC §3). Argument validation and tool errors are ours (SEP-1303), so `get_tool` stays
 //! `None` and rmcp does no schema validation of its own.
 
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, OnceLock};
 
 use kosha_resilience::deadline::{Deadline, LAMBDA_MARGIN};
@@ -14,6 +15,8 @@ use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 
 use kosha_auth::{Principal, Role};
 use kosha_resilience::rate_limit::RateDecision;
+use kosha_runtime::trace::RequestTrace;
+use serde_json::Value;
 
 use crate::backends::Backend;
 use crate::echo::clip;
@@ -23,6 +26,7 @@ use crate::tools::args::DuplicateArgument;
 use crate::tools::call::Call;
 use crate::tools::catalogue::Catalogue;
 use crate::tools::error::ToolError;
+use crate::tools::observe;
 
 /// One MCP server per request (stateless; cheap to clone); all state lives in [`Gateway`]
 /// and the [`Catalogue`].
@@ -152,11 +156,103 @@ impl ServerHandler for McpServer {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
+        // rmcp runs this in a task of its own: re-enter the request's span and trace context
+        // (SPEC §12), from `params._meta` when the client sent one there.
+        let trace = request_trace(&context, &request);
+        let run = async {
+            let started = tokio::time::Instant::now();
+            let attempts = AtomicU32::new(0);
+            let requested = request.name.clone();
+            let (tool, answer) = self.dispatch(request, &context, &attempts).await;
+            observe::record(
+                tool,
+                &requested,
+                answer.outcome(),
+                started.elapsed(),
+                attempts.load(Ordering::Relaxed),
+            );
+            if let Some(t) = &trace {
+                t.mark_logged();
+            }
+            answer.into_response()
+        };
+        match &trace {
+            Some(t) => t.scope(run).await,
+            None => run.await,
+        }
+    }
+}
+
+/// The request's trace ([`kosha_runtime::trace::RequestTrace`], put there by the request
+/// span), continuing the trace of `params._meta.traceparent` when it holds a valid one (MCP
+/// 2026-07-28, SEP-414: the message's context is the call's own, so it wins over the header).
+fn request_trace(
+    ctx: &RequestContext<RoleServer>,
+    request: &CallToolRequestParams,
+) -> Option<RequestTrace> {
+    let mut trace = ctx
+        .extensions
+        .get::<http::request::Parts>()?
+        .extensions
+        .get::<RequestTrace>()?
+        .clone();
+    // rmcp moves `params._meta` into the context; a later version may leave it in place.
+    let meta = [Some(&ctx.meta), request.meta.as_ref()]
+        .into_iter()
+        .flatten()
+        .find_map(|m| m.get_traceparent().map(|p| (p, m.get_tracestate())));
+    if let Some((parent, state)) = meta {
+        trace.adopt(parent, state);
+    }
+    Some(trace)
+}
+
+/// How a `tools/call` ended, before it becomes rmcp's answer.
+enum Answer {
+    /// The tool's result or tool error (SPEC §3).
+    Tool(Result<Value, ToolError>),
+    /// A JSON-RPC error instead of a result: rate limited, or an unknown tool.
+    Rpc {
+        error: McpError,
+        outcome: &'static str,
+    },
+}
+
+impl Answer {
+    fn outcome(&self) -> observe::Outcome<'_> {
+        match self {
+            Self::Tool(Ok(value)) => observe::Outcome::ok(value),
+            Self::Tool(Err(e)) => observe::Outcome::error(e.code().as_str()),
+            Self::Rpc { outcome, .. } => observe::Outcome::error(outcome),
+        }
+    }
+
+    fn into_response(self) -> Result<CallToolResponse, McpError> {
+        match self {
+            Self::Tool(Ok(value)) => Ok(CallToolResult::structured(value).into()),
+            Self::Tool(Err(e)) => Ok(e.into_result().into()),
+            Self::Rpc { error, .. } => Err(error),
+        }
+    }
+}
+
+impl McpServer {
+    /// Rate limit, look-up, deadline and chaos checks, then the tool; returns the catalogue's
+    /// name of the tool (when it is one the caller may call) and the answer.
+    async fn dispatch(
+        &self,
+        request: CallToolRequestParams,
+        context: &RequestContext<RoleServer>,
+        attempts: &AtomicU32,
+    ) -> (Option<&'static str>, Answer) {
+        // A tool the caller may not use answers exactly as an unknown one.
+        let known = self.catalogue.find(&request.name, roles(context));
+        let tool = known.map(|e| e.spec.name);
         // Every tools/call request takes a token (SPEC §6). It is taken here, after rmcp has
         // checked the headers (Accept, Content-Type, MCP-Protocol-Version, Mcp-Method,
         // Mcp-Name) and the edge the envelope, so a refused request spends none (SPEC §3).
         // Beside it, an instance without a recent override read reads one first (SPEC §8).
-        let client_id = principal(&context).map(|p| p.client_id.as_str());
+        let client_id = principal(context).map(|p| p.client_id.as_str());
         let gateway = &self.gateway;
         let (decision, ()) = match client_id {
             Some(id) => {
@@ -171,21 +267,32 @@ impl ServerHandler for McpServer {
             ),
         };
         if let RateDecision::Limited { retry_after_s } = decision {
-            if let Some(slot) = rate_limit_slot(&context) {
+            if let Some(slot) = rate_limit_slot(context) {
                 slot.set(retry_after_s);
             }
-            return Err(rate_limited(retry_after_s));
+            let error = rate_limited(retry_after_s);
+            return (
+                tool,
+                Answer::Rpc {
+                    error,
+                    outcome: "rate_limited",
+                },
+            );
         }
-        // A tool the caller may not use answers exactly as an unknown one.
-        let Some(entry) = self.catalogue.find(&request.name, roles(&context)) else {
-            return Err(McpError::invalid_params(
-                format!("unknown tool: {}", clip(&request.name)),
+        let Some(entry) = known else {
+            let error =
+                McpError::invalid_params(format!("unknown tool: {}", clip(&request.name)), None);
+            return (
                 None,
-            ));
+                Answer::Rpc {
+                    error,
+                    outcome: "unknown_tool",
+                },
+            );
         };
-        let deadline = call_deadline(entry.spec.budget, lambda_deadline_ms(&context));
+        let deadline = call_deadline(entry.spec.budget, lambda_deadline_ms(context));
         let chaos = match (
-            principal(&context),
+            principal(context),
             context.extensions.get::<http::request::Parts>(),
         ) {
             (Some(p), Some(parts)) => {
@@ -202,29 +309,18 @@ impl ServerHandler for McpServer {
             principal: client_id,
             deadline,
             chaos: chaos.as_ref(),
+            attempts,
         };
         let result = if call.remaining() < entry.spec.min_budget {
             metrics::counter!("shed", "reason" => "min_budget").increment(1);
             metrics::counter!("deadline_exceeded", "hop" => "gateway").increment(1);
             Err(ToolError::DeadlineExceeded { dependency: None })
-        } else if let Some(dup) = duplicate_argument(&context) {
+        } else if let Some(dup) = duplicate_argument(context) {
             Err(dup.refusal())
         } else {
             entry.run(&call, request.arguments).await
         };
-        Ok(match result {
-            Ok(value) => CallToolResult::structured(value),
-            Err(e) => {
-                // The code only: messages may quote the caller's input.
-                tracing::warn!(
-                    tool = entry.spec.name,
-                    code = e.code().as_str(),
-                    "tool error"
-                );
-                e.into_result()
-            }
-        }
-        .into())
+        (tool, Answer::Tool(result))
     }
 }
 

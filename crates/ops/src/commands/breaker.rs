@@ -5,7 +5,8 @@
 //! Gateways pick a change up within 5 s. Output is JSON, one object per line:
 //! `{"dependency","state":"forced_open","reason","set_by","set_at","expires_at"}` for
 //! `force-open` and `list` (`list` omits expired items, as the gateways do, and warns on
-//! stderr about malformed ones), `{"dependency","cleared":bool}` for `clear`.
+//! stderr about malformed ones), `{"dependency","cleared":bool}` for `clear`. `force-open` and
+//! `clear` also write the `ops_action` audit event on stderr ([`super::audit`]).
 
 use std::time::Duration;
 
@@ -115,6 +116,7 @@ pub async fn run(args: BreakerArgs) -> Result<(), Failure> {
                     StateError::InvalidSetting { .. } => Failure::Usage(e.to_string()),
                     e => Failure::Failed(e.to_string()),
                 })?;
+            super::audit("breaker_force_open", item_json(&item));
             println!("{}", item_json(&item));
         }
         BreakerAction::Clear { dependency } => {
@@ -124,7 +126,9 @@ pub async fn run(args: BreakerArgs) -> Result<(), Failure> {
                 .clear_breaker(&dependency)
                 .await
                 .map_err(|e| Failure::Failed(e.to_string()))?;
-            println!("{}", json!({"dependency": dependency, "cleared": cleared}));
+            let outcome = json!({"dependency": dependency, "cleared": cleared});
+            super::audit("breaker_clear", outcome.clone());
+            println!("{outcome}");
         }
         BreakerAction::List => {
             let now_s = SystemClock.now_s();

@@ -151,12 +151,16 @@ impl Breaker {
         match (forced, &inner.state) {
             // ## (Closed | Open | HalfOpen) => ForcedOpen, and refresh the stored override.
             (Some(forced), State::ForcedOpen(_)) => inner.state = State::ForcedOpen(forced),
-            (Some(forced), _) => self.transition(inner, State::ForcedOpen(forced)),
+            (Some(forced), _) => {
+                self.transition(inner, State::ForcedOpen(forced), "override_set");
+            }
             // ## ForcedOpen => Closed when the override is cleared.
-            (None, State::ForcedOpen(_)) => self.transition(inner, State::Closed),
+            (None, State::ForcedOpen(_)) => {
+                self.transition(inner, State::Closed, "override_cleared");
+            }
             // ## Open => HalfOpen once the open duration has passed.
             (None, State::Open { until }) if Instant::now() >= *until => {
-                self.transition(inner, State::HalfOpen);
+                self.transition(inner, State::HalfOpen, "open_duration_elapsed");
             }
             (None, _) => {}
         }
@@ -187,7 +191,7 @@ impl Breaker {
                     .should_trip(self.config.min_calls, self.config.failure_rate_pct)
                 {
                     let until = Instant::now() + self.config.open_duration;
-                    self.transition(inner, State::Open { until });
+                    self.transition(inner, State::Open { until }, "failure_rate");
                 }
             }
             // ## HalfOpen => (HalfOpen | Closed | Open)
@@ -204,19 +208,23 @@ impl Breaker {
                     Outcome::Neutral => *slot = Slot::Free,
                     Outcome::Failure => {
                         let until = Instant::now() + self.config.open_duration;
-                        return self.transition(inner, State::Open { until });
+                        return self.transition(inner, State::Open { until }, "probe_failed");
                     }
                 }
                 if inner.slots.iter().all(|s| *s == Slot::Succeeded) {
-                    self.transition(inner, State::Closed);
+                    self.transition(inner, State::Closed, "probes_succeeded");
                 }
             }
             _ => {}
         }
     }
 
-    fn transition(&self, inner: &mut Inner, to: State) {
+    /// Moves to `to`, logging `why`: `failure_rate` (with the window's `calls` and
+    /// `failures`), `probe_failed`, `probes_succeeded`, `open_duration_elapsed`,
+    /// `override_set`, `override_cleared`.
+    fn transition(&self, inner: &mut Inner, to: State, why: &'static str) {
         let from = inner.state.public();
+        let (calls, failures) = (inner.window.len(), inner.window.failures());
         let to_public = to.public();
         inner.state = to;
         inner.generation = inner.generation.wrapping_add(1);
@@ -228,6 +236,9 @@ impl Breaker {
                 dependency = %self.name,
                 from = from.as_str(),
                 to = to_public.as_str(),
+                why,
+                calls,
+                failures,
                 generation = inner.generation,
                 "breaker state change"
             ),
@@ -235,6 +246,9 @@ impl Breaker {
                 dependency = %self.name,
                 from = from.as_str(),
                 to = to_public.as_str(),
+                why,
+                calls,
+                failures,
                 generation = inner.generation,
                 "breaker state change"
             ),

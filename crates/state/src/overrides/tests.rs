@@ -272,3 +272,59 @@ async fn a_hung_read_times_out_and_frees_the_refresh_slot() {
         "the 1 s read timeout freed the slot"
     );
 }
+
+/// Every JSON line an audit subscriber writes.
+#[derive(Clone, Default)]
+struct Lines(Arc<Mutex<Vec<u8>>>);
+
+impl std::io::Write for Lines {
+    fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().extend_from_slice(b);
+        Ok(b.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+#[test]
+fn an_override_is_audited_when_first_seen_set_again_or_lifted_and_not_on_every_read() {
+    let lines = Lines::default();
+    let writer = lines.clone();
+    let subscriber = tracing_subscriber::fmt()
+        .json()
+        .flatten_event(true)
+        .with_writer(move || writer.clone())
+        .finish();
+    let _guard = tracing::subscriber::set_default(subscriber);
+    let empty = OverrideSnapshot::new();
+    let one: OverrideSnapshot = [("core-api".to_owned(), forced(None))].into();
+    let mut again = one.clone();
+    if let Some(f) = again.get_mut("core-api") {
+        f.set_at += 60;
+    }
+    let expired: OverrideSnapshot = [("openai".to_owned(), forced(Some(NOW_S - 1)))].into();
+    audit_changes(&empty, &one, NOW_S); // first seen
+    audit_changes(&one, &one, NOW_S); // the same: nothing
+    audit_changes(&one, &again, NOW_S); // set again
+    audit_changes(&again, &empty, NOW_S); // lifted
+    audit_changes(&empty, &expired, NOW_S); // expired: absent
+    let text = String::from_utf8(lines.0.lock().clone()).unwrap();
+    let events: Vec<serde_json::Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let states: Vec<&str> = events
+        .iter()
+        .map(|e| e["state"].as_str().unwrap())
+        .collect();
+    assert_eq!(states, ["forced_open", "forced_open", "cleared"], "{text}");
+    assert!(
+        events
+            .iter()
+            .all(|e| e["event"] == "breaker_override_observed" && e["audit"] == true)
+    );
+    assert_eq!(events[0]["set_by"], "alice");
+    assert_eq!(events[0]["reason"], "incident 42");
+    assert_eq!(events[0]["dependency"], "core-api");
+}

@@ -1,7 +1,8 @@
 //! core-api client (SPEC §7): REST over reqwest/rustls.
 //!
-//! Every call carries `X-Kosha-Principal` (the caller's `client_id`, never the agent's token)
-//! and `X-Request-Deadline` (the gateway's deadline less the 150 ms hop margin). Errors keep
+//! Every call carries `X-Kosha-Principal` (the caller's `client_id`, never the agent's token),
+//! `X-Request-Deadline` (the gateway's deadline less the 150 ms hop margin) and the call's
+//! `traceparent` (SPEC §12, [`kosha_runtime::trace::propagate`]). Errors keep
 //! core-api's `{"error": {"code", "message", ...}}` body so the tool layer can map 4xx to the
 //! matching tool error and 5xx or an unreachable core-api to `dependency_unavailable`.
 //!
@@ -187,6 +188,8 @@ impl CoreApi {
         if let Some(c) = &meta.chaos {
             req = req.header(headers::CHAOS, c);
         }
+        // `traceparent`/`tracestate` of the call (SPEC §12); before signing.
+        req = kosha_runtime::trace::propagate(req);
         let mut request = req.build().map_err(|e| {
             tracing::error!(error = %e, "core-api request not built");
             CoreApiError::Build

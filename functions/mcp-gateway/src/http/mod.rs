@@ -40,6 +40,8 @@ use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, Stream
 use serde_json::{Value, json};
 use tower_http::cors::{AllowOrigin, CorsLayer};
 
+use kosha_runtime::audit::{Throttle, events};
+
 use self::error::EdgeError;
 use self::rmcp_errors::json_errors;
 use crate::config::MAX_BODY_BYTES;
@@ -47,12 +49,20 @@ use crate::server::{McpServer, RateLimitSlot};
 use crate::state::Gateway;
 use crate::tools::{self, args::DuplicateArgument};
 
-/// Per-instance edge state: the gateway plus the in-flight counter for load shedding.
+/// Per-instance edge state: the gateway, the in-flight counter for load shedding, and the
+/// throttle of the `auth_rejected` audit event.
 #[derive(Debug)]
 struct Edge {
     gateway: Arc<Gateway>,
     in_flight: AtomicUsize,
+    auth_audit: Throttle,
 }
+
+/// How often `auth_rejected` is written per source address and reason.
+const AUTH_AUDIT_EVERY: Duration = Duration::from_secs(60);
+
+/// Most (source, reason) pairs the auth audit remembers (sources are anyone on the internet).
+const AUTH_AUDIT_MAX_KEYS: usize = 4096;
 
 /// The gateway's whole HTTP surface: `POST /mcp` (and its 405s),
 /// `GET /.well-known/oauth-protected-resource`, `GET /healthz`.
@@ -75,6 +85,7 @@ pub fn router(gateway: Arc<Gateway>) -> Router {
     let edge = Arc::new(Edge {
         gateway,
         in_flight: AtomicUsize::new(0),
+        auth_audit: Throttle::new(AUTH_AUDIT_EVERY, AUTH_AUDIT_MAX_KEYS),
     });
     Router::new()
         .route_service("/mcp", mcp)
@@ -206,9 +217,12 @@ async fn admit(edge: &Edge, req: Request) -> Result<Admitted<'_>, EdgeError> {
         .verifier
         .verify_headers(&parts.headers)
         .await
-        .map_err(|error| EdgeError::Auth {
-            error,
-            base: host::public_base(config, &parts.headers),
+        .map_err(|error| {
+            audit_auth_failure(edge, &parts, error);
+            EdgeError::Auth {
+                error,
+                base: host::public_base(config, &parts.headers),
+            }
         })?;
     kosha_runtime::trace::record_principal(&principal.client_id);
     let bytes = read_body(body, config.body_read_timeout).await?;
@@ -239,6 +253,45 @@ async fn admit(edge: &Edge, req: Request) -> Result<Admitted<'_>, EdgeError> {
         rate_limit,
         slot,
     ))
+}
+
+/// The `auth_rejected` audit event (SPEC §12), at most once a minute per source and reason,
+/// with the count folded into it. Nothing of the credentials is logged.
+fn audit_auth_failure(edge: &Edge, parts: &http::request::Parts, error: kosha_auth::AuthError) {
+    let reason = match error {
+        kosha_auth::AuthError::Missing => "missing",
+        kosha_auth::AuthError::InvalidToken => "invalid_token",
+        kosha_auth::AuthError::NoRole => "no_role",
+    };
+    let source = source(parts);
+    if let Some(count) = edge.auth_audit.occurred(&source, reason) {
+        tracing::warn!(
+            audit = true,
+            event = events::AUTH_REJECTED,
+            reason,
+            source = %source,
+            count,
+            "request refused for its credentials"
+        );
+    }
+}
+
+/// Where a request came from: the source address Lambda saw (Function URL / API Gateway),
+/// else the first `X-Forwarded-For` entry when it is a plain token, else `unknown`.
+fn source(parts: &http::request::Parts) -> String {
+    use lambda_http::request::RequestContext;
+    let lambda = match parts.extensions.get::<RequestContext>() {
+        Some(RequestContext::ApiGatewayV2(c)) => c.http.source_ip.clone(),
+        Some(RequestContext::ApiGatewayV1(c)) => c.identity.source_ip.clone(),
+        _ => None,
+    };
+    lambda
+        .or_else(|| {
+            let forwarded = parts.headers.get("x-forwarded-for")?.to_str().ok()?;
+            let first = forwarded.split(',').next()?.trim();
+            kosha_runtime::trace::loggable(first).then(|| first.to_owned())
+        })
+        .unwrap_or_else(|| "unknown".to_owned())
 }
 
 /// `GET /.well-known/oauth-protected-resource` (RFC 9728, SPEC §3), under the same Host check

@@ -3,6 +3,7 @@
 //! (SPEC §3, §6, §7).
 
 use std::future::Future;
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
 use kosha_contract::dependency::Dependency;
@@ -37,6 +38,9 @@ pub struct Call<'a> {
     pub deadline: Deadline,
     /// The request's honoured chaos header, if any (SPEC §9).
     pub chaos: Option<&'a Honoured>,
+    /// Requests this call has sent to its dependencies (the `attempts` of its log line,
+    /// [`super::observe`]); every dependency helper here counts its sends.
+    pub attempts: &'a AtomicU32,
 }
 
 impl Call<'_> {
@@ -66,6 +70,7 @@ impl Call<'_> {
                 Idempotency::Idempotent,
                 faults.as_mut(),
                 |attempt| {
+                    self.attempts.fetch_add(1, Ordering::Relaxed);
                     op(CallMeta {
                         principal: self.principal.map(str::to_owned),
                         deadline_header: Some(header.clone()),

@@ -14,6 +14,7 @@ pub mod error;
 pub mod get_service_health;
 pub mod get_transaction;
 pub mod list_transactions;
+pub mod observe;
 pub mod reference;
 pub mod search_knowledge_base;
 

@@ -1,7 +1,7 @@
 //! `search_knowledge_base`: ranked help-centre articles (SPEC §4; budget 8 s; core-api →
 //! OpenAI embeddings + PostgreSQL). When embeddings are unavailable core-api ranks by full text
 //! only and the result says `degraded: true, degraded_reason: "embeddings_unavailable"`
-//! (SPEC §10), passed through unchanged; core-api counts the `degraded` metric.
+//! (SPEC §10); the dispatch counts it (`degraded{tool, reason}`, [`super::observe`]).
 
 use std::time::Duration;
 
@@ -76,8 +76,6 @@ impl Tool for SearchKnowledgeBase {
                 async move { call.gateway.core_api.search(&meta, request).await }
             })
             .await?;
-        // Passed through as core-api answered; core-api counts the `degraded` metric (it knows
-        // the cause), so it is not counted twice here.
         Ok(Output {
             results: answer.results,
             degraded: answer.degraded,

@@ -1,0 +1,122 @@
+//! The record of one `tools/call` (SPEC §12), written once by the MCP server's dispatch for
+//! every tool, so a new tool gets it without a line of its own:
+//!
+//! - one JSON log line, `"message": "tool call"`, with `tool`, `outcome` (`ok`, an error code
+//!   of SPEC §3, `rate_limited` or `unknown_tool`), `duration_ms`, `attempts` (requests sent
+//!   to dependencies; a chaos-injected failure sends none), `degraded`, and from the request
+//!   span `request_id`, `trace_id` and `principal`. Level: `info`, `warn` when a dependency
+//!   failed or time ran out (`dependency_unavailable`, `deadline_exceeded`, `overloaded`),
+//!   `error` for `internal`;
+//! - `tool_duration_ms{tool, outcome}` (a tool not in the catalogue has no series: its name
+//!   is the caller's text);
+//! - `degraded{tool, reason}` for a result that says `degraded: true` (SPEC §10).
+
+use std::time::Duration;
+
+use serde_json::Value;
+
+use crate::echo::clip;
+
+/// How a call ended, as the record reports it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Outcome<'a> {
+    /// `ok`, an error code, `rate_limited` or `unknown_tool`.
+    pub code: &'static str,
+    /// The `degraded_reason` of a degraded result (`unknown` when it gives none).
+    pub degraded: Option<&'a str>,
+}
+
+impl<'a> Outcome<'a> {
+    /// The outcome of a successful result: degraded when it says `degraded: true`.
+    pub fn ok(result: &'a Value) -> Self {
+        let degraded = (result.get("degraded") == Some(&Value::Bool(true))).then(|| {
+            result
+                .get("degraded_reason")
+                .and_then(Value::as_str)
+                .filter(|r| is_reason(r))
+                .unwrap_or("unknown")
+        });
+        Self {
+            code: "ok",
+            degraded,
+        }
+    }
+
+    /// A refusal or error with `code`.
+    pub fn error(code: &'static str) -> Self {
+        Self {
+            code,
+            degraded: None,
+        }
+    }
+}
+
+/// A reason fit for a metric dimension: a short snake_case word.
+fn is_reason(reason: &str) -> bool {
+    !reason.is_empty()
+        && reason.len() <= 64
+        && reason.bytes().all(|b| b.is_ascii_lowercase() || b == b'_')
+}
+
+/// Writes the record of one call: `tool` is the catalogue's name (`None` for an unknown tool,
+/// then `requested` is logged, clipped), `elapsed` its wall time, `attempts` the requests it
+/// sent.
+pub fn record(
+    tool: Option<&'static str>,
+    requested: &str,
+    outcome: Outcome<'_>,
+    elapsed: Duration,
+    attempts: u32,
+) {
+    let duration_ms = u64::try_from(elapsed.as_millis()).unwrap_or(u64::MAX);
+    if let Some(tool) = tool {
+        metrics::histogram!("tool_duration_ms", "tool" => tool, "outcome" => outcome.code)
+            .record(elapsed.as_secs_f64() * 1000.0);
+        if let Some(reason) = outcome.degraded {
+            metrics::counter!("degraded", "tool" => tool, "reason" => reason.to_owned())
+                .increment(1);
+        }
+    }
+    let name = tool.map_or_else(|| clip(requested), Into::into);
+    let degraded = outcome.degraded.is_some();
+    macro_rules! line {
+        ($level:ident) => {
+            tracing::$level!(
+                tool = %name,
+                outcome = outcome.code,
+                duration_ms,
+                attempts,
+                degraded,
+                "tool call"
+            )
+        };
+    }
+    match outcome.code {
+        "internal" => line!(error),
+        "dependency_unavailable" | "deadline_exceeded" | "overloaded" => line!(warn),
+        _ => line!(info),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::Outcome;
+
+    #[test]
+    fn a_result_is_degraded_only_when_it_says_so_and_odd_reasons_are_not_dimensions() {
+        let plain = json!({"results": []});
+        assert_eq!(Outcome::ok(&plain).degraded, None);
+        let off = json!({"degraded": false});
+        assert_eq!(Outcome::ok(&off).degraded, None);
+        let text = json!({"degraded": "true"});
+        assert_eq!(Outcome::ok(&text).degraded, None);
+        let on = json!({"degraded": true, "degraded_reason": "embeddings_unavailable"});
+        assert_eq!(Outcome::ok(&on).degraded, Some("embeddings_unavailable"));
+        for odd in [json!("Agent 7 says hi"), json!(3), json!("a".repeat(65))] {
+            let r = json!({"degraded": true, "degraded_reason": odd});
+            assert_eq!(Outcome::ok(&r).degraded, Some("unknown"));
+        }
+    }
+}
