@@ -147,6 +147,11 @@ impl<P: Publish> Relay<P> {
         }
     }
 
+    /// The publisher (tests read what their fakes saw).
+    pub fn publisher(&self) -> &P {
+        &self.publisher
+    }
+
     /// The policy toward SQS (for its health in logs and tests).
     pub fn policy(&self) -> &Policy {
         &self.policy
@@ -177,13 +182,9 @@ impl<P: Publish> Relay<P> {
             }
         };
         let client = self.pool.get().await?;
-        let swept = store::sweep(
-            &**client,
-            self.settings.retention,
-            self.settings.sweep_limit,
-        )
-        .await?;
-        let backlog = store::backlog(&**client).await?;
+        let swept =
+            store::sweep(&client, self.settings.retention, self.settings.sweep_limit).await?;
+        let backlog = store::backlog(&client).await?;
         metrics::gauge!("outbox_pending").set(backlog.pending as f64);
         metrics::gauge!("outbox_lag_seconds").set(backlog.lag_seconds);
         metrics::counter!("outbox_swept").increment(swept.events);

@@ -10,10 +10,10 @@
 
 use std::time::Duration;
 
+use deadpool_postgres::GenericClient;
 use kosha_contract::events::Event;
 use time::OffsetDateTime;
 use time::format_description::well_known::Rfc3339;
-use tokio_postgres::GenericClient;
 
 /// Why a database step failed.
 #[derive(Debug, thiserror::Error)]
