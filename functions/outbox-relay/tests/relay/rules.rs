@@ -145,8 +145,10 @@ async fn published_events_go_after_seven_days_and_unpublished_ones_never() {
         )
         .await
         .unwrap();
-    let mut fake = Fake::default();
-    fake.down = true;
+    let fake = Fake {
+        down: true,
+        ..Fake::default()
+    };
     let report = relay(&db, fake, 100).run(&deadline()).await.unwrap();
     assert_eq!(report.swept.events, 10);
     let left: i64 = client
