@@ -1,0 +1,167 @@
+"""The write tools (raise_dispute, flag_transaction_for_review; SPEC §4, issue 11) through the
+official MCP client against the whole stack: idempotency (replay, conflict, a derived key for a
+repeated call, principals that share a key), the open-dispute rule, bad input that writes
+nothing, and the event arriving on the events queue through outbox-relay."""
+
+from __future__ import annotations
+
+import json
+import random
+import time
+import uuid
+
+import boto3
+import jsonschema
+import pytest
+
+from kosha_client import session
+
+pytestmark = pytest.mark.anyio
+WRITE_TOOLS = ("raise_dispute", "flag_transaction_for_review")
+
+
+def unique_reason(label: str) -> str:
+    return f"e2e {label} {uuid.uuid4()}"
+
+
+async def fresh_dispute(s, label: str):
+    """Raises a dispute on a random transaction without an open one; (args, result)."""
+    for _ in range(20):
+        args = {"transaction_id": f"txn_{random.randint(1, 5000):06d}", "reason": unique_reason(label)}
+        result = await s.call_tool("raise_dispute", args)
+        if result.is_error and result.structured_content["error"]["code"] == "conflict":
+            continue
+        return args, result
+    raise AssertionError("no transaction without an open dispute in 20 tries")
+
+
+def events_queue(stack: dict[str, str]):
+    sqs = boto3.client("sqs", endpoint_url=stack["AWS_ENDPOINT_URL"], region_name=stack["AWS_REGION"],
+                       aws_access_key_id=stack["AWS_ACCESS_KEY_ID"], aws_secret_access_key=stack["AWS_SECRET_ACCESS_KEY"])
+    return sqs, stack["KOSHA_EVENTS_QUEUE_URL"]
+
+
+def events_about(stack: dict[str, str], aggregate_id: str, wait_s: float = 20) -> list[dict]:
+    """Every message about `aggregate_id` seen within `wait_s` (deleted once read)."""
+    sqs, queue = events_queue(stack)
+    found: list[dict] = []
+    until = time.monotonic() + wait_s
+    while time.monotonic() < until:
+        answer = sqs.receive_message(QueueUrl=queue, MaxNumberOfMessages=10, WaitTimeSeconds=1,
+                                     VisibilityTimeout=1, MessageAttributeNames=["All"])
+        for m in answer.get("Messages", []):
+            body = json.loads(m["Body"])
+            if body.get("aggregate_id") == aggregate_id:
+                sqs.delete_message(QueueUrl=queue, ReceiptHandle=m["ReceiptHandle"])
+                found.append({"body": body, "attributes": m.get("MessageAttributes", {})})
+        if found:
+            # Give a duplicate a moment to show up, then stop.
+            until = min(until, time.monotonic() + 3)
+    return found
+
+
+async def test_write_tools_are_keyed_writes_for_agents(gateway_url, agent_token):
+    async with session(gateway_url, agent_token) as s:
+        tools = {t.name: t for t in (await s.list_tools()).tools}
+    for name in WRITE_TOOLS:
+        t = tools[name]
+        a = t.annotations
+        assert (a.read_only_hint, a.destructive_hint, a.idempotent_hint) == (False, False, True), name
+        assert set(t.input_schema["required"]) == {"transaction_id", "reason"}
+        assert "idempotency_key" in t.input_schema["properties"]
+    assert tools["raise_dispute"].input_schema["properties"]["amount_minor"]["minimum"] == 1
+
+
+async def test_a_repeated_dispute_replays_and_its_event_arrives_once(gateway_url, agent_token, stack):
+    async with session(gateway_url, agent_token) as s:
+        schema = {t.name: t for t in (await s.list_tools()).tools}["raise_dispute"].output_schema
+        args, first = await fresh_dispute(s, "replay")
+        assert first.is_error is not True, first.structured_content
+        jsonschema.validate(first.structured_content, schema)
+        assert first.structured_content["created"] is True
+        assert first.structured_content["status"] == "open"
+        again = await s.call_tool("raise_dispute", dict(reversed(list(args.items()))))
+    assert again.is_error is not True, again.structured_content
+    assert again.structured_content == {**first.structured_content, "created": False}
+    dispute_id = first.structured_content["dispute_id"]
+    events = events_about(stack, dispute_id)
+    assert len(events) == 1, events
+    event = events[0]
+    assert event["body"]["type"] == "dispute.opened"
+    assert event["attributes"]["event_type"]["StringValue"] == "dispute.opened"
+    assert event["body"]["payload"]["dispute_id"] == dispute_id
+    assert set(event["body"]) == {"event_id", "type", "occurred_at", "aggregate_id", "payload"}
+
+
+async def test_an_explicit_key_replays_and_refuses_other_arguments(gateway_url, agent_token):
+    key = f"e2e-{uuid.uuid4()}"
+    args = {"transaction_id": "txn_000321", "reason": unique_reason("key"), "idempotency_key": key}
+    async with session(gateway_url, agent_token) as s:
+        first = await s.call_tool("flag_transaction_for_review", args)
+        replay = await s.call_tool("flag_transaction_for_review", args)
+        other = await s.call_tool("flag_transaction_for_review", {**args, "reason": unique_reason("other")})
+    assert first.structured_content["created"] is True
+    assert first.structured_content["status"] == "pending_review"
+    assert replay.structured_content["review_id"] == first.structured_content["review_id"]
+    assert replay.structured_content["created"] is False
+    assert other.is_error is True
+    assert other.structured_content["error"]["code"] == "conflict"
+
+
+async def test_two_principals_with_the_same_key_do_not_collide(gateway_url, agent_token, stack):
+    key = f"e2e-shared-{uuid.uuid4()}"
+    args = {"transaction_id": "txn_000322", "reason": unique_reason("shared"), "idempotency_key": key}
+    async with session(gateway_url, agent_token) as s:
+        a = await s.call_tool("flag_transaction_for_review", args)
+    async with session(gateway_url, stack["KOSHA_TESTER_TOKEN"]) as s:
+        b = await s.call_tool("flag_transaction_for_review", args)
+    assert a.structured_content["created"] is True and b.structured_content["created"] is True
+    assert a.structured_content["review_id"] != b.structured_content["review_id"]
+
+
+async def test_a_second_open_dispute_is_a_conflict_naming_the_first(gateway_url, agent_token):
+    async with session(gateway_url, agent_token) as s:
+        args, first = await fresh_dispute(s, "first")
+        second = await s.call_tool("raise_dispute", {**args, "reason": unique_reason("second")})
+    assert second.is_error is True
+    err = second.structured_content["error"]
+    assert err["code"] == "conflict"
+    assert first.structured_content["dispute_id"] in err["message"]
+
+
+BAD = [
+    ({"amount_minor": 0}, "invalid_argument"),
+    ({"amount_minor": -1}, "invalid_argument"),
+    ({"amount_minor": 2**62}, "invalid_argument"),
+    ({"amount_minor": 2**63}, "invalid_argument"),
+    ({"reason": ""}, "invalid_argument"),
+    ({"reason": "x" * 1001}, "invalid_argument"),
+    ({"reason": "tab\tok but nul \x00 is not"}, "invalid_argument"),
+    ({"reason": "escape \x1b[31m"}, "invalid_argument"),
+    ({"transaction_id": "txn_999999"}, "not_found"),
+    ({"transaction_id": "txn_12"}, "invalid_argument"),
+    ({"transaction_id": "txn_000001' OR '1'='1"}, "invalid_argument"),
+    ({"idempotency_key": ""}, "invalid_argument"),
+    ({"idempotency_key": "é"}, "invalid_argument"),
+]
+
+
+@pytest.mark.parametrize(("change", "code"), BAD, ids=[json.dumps(b[0])[:40] for b in BAD])
+async def test_bad_input_is_a_tool_error_and_writes_nothing(gateway_url, agent_token, change, code):
+    args = {"transaction_id": "txn_000323", "reason": unique_reason("bad"), **change}
+    async with session(gateway_url, agent_token) as s:
+        bad = await s.call_tool("raise_dispute", args)
+        assert bad.is_error is True, bad.structured_content
+        assert bad.structured_content["error"]["code"] == code, bad.structured_content
+        # Nothing was written: the same arguments minus the bad field are not a replay.
+        if code == "invalid_argument" and "transaction_id" not in change and "idempotency_key" not in change:
+            probe = await s.call_tool("flag_transaction_for_review", {"transaction_id": "txn_000323", "reason": args["reason"]})
+            assert probe.structured_content["created"] is True
+
+
+async def test_health_lists_the_write_backend(gateway_url, agent_token):
+    async with session(gateway_url, agent_token) as s:
+        health = (await s.call_tool("get_service_health", {})).structured_content
+    writes = health["dependencies"]["core-api-writes"]
+    assert writes["capacity"] == 16
+    assert writes["breaker"] in {"closed", "half_open", "open", "forced_open"}
