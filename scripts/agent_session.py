@@ -50,7 +50,8 @@ async def main() -> int:
         if not bad.is_error:
             failures += 1
         dispute_failures = await dispute(s, env)
-    print(f"\nagent session finished: {len(calls) - failures} of {len(calls)} tool calls answered")
+    writes = "dispute raised, replayed and its event delivered" if not dispute_failures else "dispute check FAILED"
+    print(f"\nagent session finished: {len(calls) - failures} of {len(calls)} tool calls answered; {writes}")
     return 1 if failures or dispute_failures else 0
 
 
@@ -87,7 +88,9 @@ async def dispute(s, env: dict[str, str]) -> int:
 
 
 def wait_for_event(env: dict[str, str], aggregate_id: str) -> dict | None:
-    """The events-queue message about `aggregate_id` (deleted once read), or None after 20 s."""
+    """The events-queue message about `aggregate_id`, or None after 20 s. The session acts as
+    the queue's consumer: every message it reads is deleted (one left unread is redelivered,
+    and after 5 receives the redrive policy moves it to the DLQ)."""
     import boto3
 
     sqs = boto3.client("sqs", endpoint_url=env["AWS_ENDPOINT_URL"], region_name=env["AWS_REGION"],
@@ -96,11 +99,11 @@ def wait_for_event(env: dict[str, str], aggregate_id: str) -> dict | None:
     deadline = time.monotonic() + 20
     while time.monotonic() < deadline:
         answer = sqs.receive_message(QueueUrl=queue, MaxNumberOfMessages=10, WaitTimeSeconds=1,
-                                     VisibilityTimeout=2, MessageAttributeNames=["All"])
+                                     MessageAttributeNames=["All"])
         for m in answer.get("Messages", []):
+            sqs.delete_message(QueueUrl=queue, ReceiptHandle=m["ReceiptHandle"])
             body = json.loads(m["Body"])
             if body.get("aggregate_id") == aggregate_id:
-                sqs.delete_message(QueueUrl=queue, ReceiptHandle=m["ReceiptHandle"])
                 attribute = m.get("MessageAttributes", {}).get("event_type", {}).get("StringValue")
                 return {"body": body, "attribute": attribute}
     return None

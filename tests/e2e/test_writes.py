@@ -42,23 +42,28 @@ def events_queue(stack: dict[str, str]):
     return sqs, stack["KOSHA_EVENTS_QUEUE_URL"]
 
 
+# Every events-queue message these tests received, by aggregate id. The tests are the queue's
+# only consumer, and each message is deleted once read: a message received and left would be
+# redelivered, and after 5 receives the queue's redrive policy moves it to the DLQ.
+_RECEIVED: dict[str, list[dict]] = {}
+
+
 def events_about(stack: dict[str, str], aggregate_id: str, wait_s: float = 20) -> list[dict]:
-    """Every message about `aggregate_id` seen within `wait_s` (deleted once read)."""
+    """Every message about `aggregate_id` received within `wait_s` (and any earlier)."""
     sqs, queue = events_queue(stack)
-    found: list[dict] = []
     until = time.monotonic() + wait_s
     while time.monotonic() < until:
         answer = sqs.receive_message(QueueUrl=queue, MaxNumberOfMessages=10, WaitTimeSeconds=1,
-                                     VisibilityTimeout=1, MessageAttributeNames=["All"])
+                                     MessageAttributeNames=["All"])
         for m in answer.get("Messages", []):
+            sqs.delete_message(QueueUrl=queue, ReceiptHandle=m["ReceiptHandle"])
             body = json.loads(m["Body"])
-            if body.get("aggregate_id") == aggregate_id:
-                sqs.delete_message(QueueUrl=queue, ReceiptHandle=m["ReceiptHandle"])
-                found.append({"body": body, "attributes": m.get("MessageAttributes", {})})
-        if found:
+            _RECEIVED.setdefault(body.get("aggregate_id"), []).append(
+                {"body": body, "attributes": m.get("MessageAttributes", {})})
+        if aggregate_id in _RECEIVED:
             # Give a duplicate a moment to show up, then stop.
             until = min(until, time.monotonic() + 3)
-    return found
+    return _RECEIVED.get(aggregate_id, [])
 
 
 async def test_write_tools_are_keyed_writes_for_agents(gateway_url, agent_token):
@@ -175,3 +180,24 @@ async def test_health_lists_the_write_backend(gateway_url, agent_token):
     writes = health["dependencies"]["core-api-writes"]
     assert writes["capacity"] == 16
     assert writes["breaker"] in {"closed", "half_open", "open", "forced_open"}
+
+
+async def test_disputes_raised_while_the_relay_is_down_all_arrive_when_it_is_back(gateway_url, agent_token, stack):
+    """SPEC §10's SQS row from the outside: writes do not wait for the relay; events do."""
+    import os
+    from pathlib import Path
+
+    dev = [str(Path(__file__).resolve().parents[2] / "scripts" / "dev")]
+    subprocess.run([*dev, "stop", "outbox-relay"], check=True, env=os.environ, capture_output=True)
+    try:
+        ids = []
+        async with session(gateway_url, agent_token) as s:
+            for i in range(5):
+                _, result = await fresh_dispute(s, f"relay-down-{i}")
+                assert result.is_error is not True, result.structured_content
+                ids.append(result.structured_content["dispute_id"])
+        assert events_about(stack, ids[0], wait_s=3) == []
+    finally:
+        subprocess.run([*dev, "start", "outbox-relay"], check=True, env=os.environ, capture_output=True)
+    for dispute_id in ids:
+        assert len(events_about(stack, dispute_id)) == 1, dispute_id
