@@ -418,3 +418,86 @@ async fn a_write_cut_by_its_attempt_cap_says_a_retry_is_safe_and_is_not_retried(
     assert_eq!(sent.headers.get("x-kosha-principal").unwrap(), "agent-a");
     assert!(sent.headers.get("x-request-deadline").is_some());
 }
+
+#[tokio::test]
+async fn the_core_api_override_forces_writes_open_too() {
+    use kosha_resilience::overrides::{ForcedOpen, StaticOverrides};
+    let db = TestDb::seeded().await;
+    let (url, seen) = serve(router(AppState::new(db.pool()))).await;
+    let overrides = Arc::new(StaticOverrides::default());
+    overrides.force_open(
+        "core-api",
+        ForcedOpen {
+            reason: "drill".into(),
+            set_by: "ops".into(),
+            set_at: 0,
+            expires_at: None,
+        },
+    );
+    let gateway =
+        common::gateway_with_overrides(common::config(&url, 64), 10_000.0, overrides.clone());
+    let app = mcp_gateway::http::router(Arc::new(gateway));
+    for name in ["raise_dispute", "flag_transaction_for_review"] {
+        let body = call(
+            &app,
+            name,
+            json!({"transaction_id": "txn_000018", "reason": "forced"}),
+        )
+        .await;
+        let error = tool_error(&body);
+        assert_eq!(error["code"], "dependency_unavailable", "{body}");
+        assert_eq!(error["dependency"], "core-api");
+        assert!(
+            error["retry_after_s"].as_u64().is_some_and(|s| s >= 1),
+            "{body}"
+        );
+    }
+    assert_eq!(
+        seen.load(Ordering::SeqCst),
+        0,
+        "a forced-open breaker calls nothing"
+    );
+    let health = call(&app, "get_service_health", json!({})).await;
+    let deps = &content(&health)["dependencies"];
+    assert_eq!(deps["core-api"]["breaker"], "forced_open", "{deps}");
+    assert_eq!(deps["core-api-writes"]["breaker"], "forced_open", "{deps}");
+    overrides.clear("core-api");
+    let body = call(
+        &app,
+        "raise_dispute",
+        json!({"transaction_id": "txn_000018", "reason": "cleared"}),
+    )
+    .await;
+    assert_eq!(content(&body)["created"], true);
+}
+
+#[tokio::test]
+async fn sixteen_identical_calls_at_once_write_one_dispute() {
+    // 16: the write bulkhead's capacity, so none is shed as overloaded; core-api gets a pool
+    // of 16 so none waits out its 500 ms pool wait on a busy machine either.
+    let db = TestDb::seeded().await;
+    let settings = core_api::db::PoolSettings {
+        postgres: core_api::db::PostgresConfig {
+            pool_max: 16,
+            ..core_api::db::PostgresConfig::defaults()
+        },
+        ..core_api::db::PoolSettings::default()
+    };
+    let (url, _) = serve(router(AppState::new(db.pool_with(&settings)))).await;
+    let app = common::app(&url, 10_000.0, 64);
+    let args = json!({"transaction_id": "txn_000019", "reason": "racing agents"});
+    let calls = (0..16).map(|_| call(&app, "raise_dispute", args.clone()));
+    let answers = futures::future::join_all(calls).await;
+    let created = answers
+        .iter()
+        .filter(|a| content(a)["created"] == true)
+        .count();
+    assert_eq!(created, 1, "{answers:?}");
+    let ids: std::collections::BTreeSet<_> = answers
+        .iter()
+        .map(|a| content(a)["dispute_id"].clone().to_string())
+        .collect();
+    assert_eq!(ids.len(), 1, "{ids:?}");
+    assert_eq!(count(&db, "core.disputes").await, 1);
+    assert_eq!(count(&db, "ops.outbox").await, 1);
+}
