@@ -10,7 +10,7 @@ use lambda_runtime::LambdaEvent;
 use serde_json::{Value, json};
 
 use crate::publish::Publish;
-use crate::relay::{Relay, RunReport};
+use crate::relay::{Relay, RelayError, RunReport};
 
 /// What an invocation answers (visible in the Lambda console and test invokes).
 fn summary(report: &RunReport) -> Value {
@@ -23,6 +23,21 @@ fn summary(report: &RunReport) -> Value {
         "lag_seconds": report.backlog.lag_seconds,
         "swept": report.swept.events,
     })
+}
+
+/// One scheduled invocation whose deadline is `lambda_deadline_ms` (epoch ms,
+/// `lambda_runtime::Context::deadline`): a run until `min(now + budget, deadline − 50 ms)`,
+/// answered with its summary.
+///
+/// # Errors
+/// [`RelayError`] when the database fails.
+pub async fn invocation<P: Publish>(
+    relay: &Relay<P>,
+    budget: Duration,
+    lambda_deadline_ms: u64,
+) -> Result<Value, RelayError> {
+    let deadline = Deadline::from_lambda_deadline_ms(lambda_deadline_ms, budget, LAMBDA_MARGIN);
+    Ok(summary(&relay.run(&deadline).await?))
 }
 
 /// Serves scheduled invocations under the Lambda Runtime API: each runs the relay until
@@ -40,10 +55,8 @@ pub async fn on_lambda<P: Publish + 'static>(
     let handler = move |event: LambdaEvent<Value>| {
         let relay = relay.clone();
         async move {
-            let deadline =
-                Deadline::from_lambda_deadline_ms(event.context.deadline, budget, LAMBDA_MARGIN);
-            let report = relay.run(&deadline).await?;
-            Ok::<_, lambda_runtime::Error>(summary(&report))
+            let answer = invocation(&relay, budget, event.context.deadline).await?;
+            Ok::<_, lambda_runtime::Error>(answer)
         }
     };
     match kosha_runtime::telemetry::metrics_collector() {

@@ -7,7 +7,7 @@ use std::time::Duration;
 use kosha_contract::events::Event;
 use kosha_resilience::deadline::Deadline;
 use outbox_relay::publish::{BatchOutcome, Publish, PublishError, Refused};
-use outbox_relay::relay::{Relay, Stop};
+use outbox_relay::relay::{Relay, Settings, Stop};
 use parking_lot::Mutex;
 
 use crate::common::TestDb;
@@ -216,4 +216,39 @@ impl IntoCalls for Relay<Fake> {
     fn into_calls(self) -> Vec<Vec<String>> {
         self.publisher().calls.lock().clone()
     }
+}
+
+#[tokio::test]
+async fn an_invocation_runs_until_its_lambda_deadline() {
+    let db = TestDb::seeded().await;
+    insert_events(&db, 12).await;
+    let relay = Relay::new(
+        db.pool(),
+        Fake::default(),
+        policy(),
+        Settings {
+            min_batch_time: Duration::from_secs(2),
+            ..settings(100)
+        },
+    );
+    let now_ms = u64::try_from(
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_millis(),
+    )
+    .unwrap();
+    // An invocation with 1 s left (less than a batch needs): nothing is claimed.
+    let short = outbox_relay::mode::invocation(&relay, Duration::from_secs(50), now_ms + 1_000)
+        .await
+        .unwrap();
+    assert_eq!(short["published"], 0, "{short}");
+    assert_eq!(short["stop"], "Deadline", "{short}");
+    assert_eq!(short["pending"], 12);
+    // One with a minute left drains the outbox.
+    let long = outbox_relay::mode::invocation(&relay, Duration::from_secs(50), now_ms + 60_000)
+        .await
+        .unwrap();
+    assert_eq!(long["published"], 12, "{long}");
+    assert_eq!(long["pending"], 0);
 }
