@@ -1,6 +1,6 @@
 //! One relay run ([`Relay::run`]): claim a batch, publish it in `SendMessageBatch` calls of
-//! 10, mark what SQS accepted, commit; repeat until the outbox is drained, SQS refuses or
-//! fails, or too little of the run's deadline is left for another batch. Then the
+//! 10, mark what SQS accepted, commit; repeat until the outbox is drained, SQS fails or
+//! refuses a whole batch, or too little of the run's deadline is left for another batch. Then the
 //! retention sweep and the backlog gauges.
 //!
 //! - **Never lost:** a row is marked only in the transaction that claimed it and only for
@@ -68,7 +68,7 @@ pub enum Stop {
     Drained,
     /// Too little of the deadline was left for another batch.
     Deadline,
-    /// SQS refused some entries; they wait for the next run.
+    /// SQS refused every entry of a batch; they wait for the next run.
     Refused,
     /// The policy gave up on a batch call (SQS down, breaker open, bulkhead full); the text
     /// says which.
@@ -174,7 +174,10 @@ impl<P: Publish> Relay<P> {
             if let Some(why) = report.sqs {
                 break Stop::Sqs(why);
             }
-            if report.refused > 0 {
+            // A refused entry stays unpublished and first in line; a batch that got others
+            // through goes on (one poison entry must not throttle the outbox), one that got
+            // nothing through ends the run.
+            if report.refused > 0 && report.published == 0 {
                 break Stop::Refused;
             }
             if report.claimed < usize::try_from(self.settings.batch).unwrap_or(usize::MAX) {

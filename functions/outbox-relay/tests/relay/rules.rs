@@ -83,7 +83,7 @@ async fn entries_sqs_refuses_stay_unpublished_and_go_out_on_the_next_run() {
         100,
     );
     let report = partial.run(&deadline()).await.unwrap();
-    assert_eq!(report.stop, Stop::Refused);
+    assert_eq!(report.stop, Stop::Drained);
     assert_eq!(report.published, 30);
     assert_eq!(report.refused, 5);
     assert_eq!(unpublished(&db).await, refuse);
@@ -101,6 +101,35 @@ async fn entries_sqs_refuses_stay_unpublished_and_go_out_on_the_next_run() {
         .unwrap();
     assert_eq!((report.published, report.stop), (5, Stop::Drained));
     assert_eq!(pending(&db).await, 0);
+}
+
+#[tokio::test]
+async fn a_poison_entry_does_not_hold_up_the_rest_and_a_batch_refused_whole_ends_the_run() {
+    let db = TestDb::seeded().await;
+    let ids = insert_events(&db, 45).await;
+    // The oldest event is refused every time; the others go out in one run of 10-row batches
+    // (each batch claims the poison entry again, first, and nine new ones).
+    let poison = relay(
+        &db,
+        Fake {
+            refuse: BTreeSet::from([ids[0].clone()]),
+            ..Fake::default()
+        },
+        10,
+    );
+    let report = poison.run(&deadline()).await.unwrap();
+    assert_eq!(report.published, 44, "{report:?}");
+    assert_eq!(report.stop, Stop::Drained, "{report:?}");
+    assert_eq!(unpublished(&db).await, BTreeSet::from([ids[0].clone()]));
+    // Left alone, it is a batch refused whole: the run ends at once, the entry stays.
+    let report = poison.run(&deadline()).await.unwrap();
+    assert_eq!(
+        (report.published, report.refused, report.batches),
+        (0, 1, 1),
+        "{report:?}"
+    );
+    assert_eq!(report.stop, Stop::Refused, "{report:?}");
+    assert_eq!(report.backlog.pending, 1);
 }
 
 #[tokio::test]
