@@ -56,6 +56,16 @@ wait_http() {
   return 1
 }
 
+# Waits until 127.0.0.1:PORT accepts a TCP connection, for at most $2 seconds.
+wait_tcp() {
+  local port="$1" end=$((SECONDS + ${2:-30}))
+  while ((SECONDS < end)); do
+    if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then return 0; fi
+    sleep 0.1
+  done
+  return 1
+}
+
 # Makes sure PostgreSQL answers at $1 (a postgres:// URL); starts the machine's cluster, or
 # installs it from Debian's packages, when the URL is local and nothing answers.
 ensure_postgres() {

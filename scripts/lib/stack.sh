@@ -3,14 +3,20 @@
 
 # The functions of the local stack: the names `scripts/dev stop|start NAME` take.
 STACK_FUNCTIONS=(core-api mcp-gateway outbox-relay)
+# One dependency each, behind its own fault proxy (scripts/fault_proxy.py, issue 14), so
+# `scripts/dev stop NAME` cuts that one alone: start_proxies.
+STACK_PROXIES=(dynamodb sqs secretsmanager postgres)
 
-# Exits 2 with the valid names unless NAME is one of STACK_FUNCTIONS: check_function NAME
+# Exits 2 with the valid names unless NAME is a function or a proxy: check_function NAME
 check_function() {
   local f
-  for f in "${STACK_FUNCTIONS[@]}"; do [[ "$1" == "$f" ]] && return 0; done
-  printf 'error: unknown component %q; valid names: %s\n' "$1" "${STACK_FUNCTIONS[*]}" >&2
+  for f in "${STACK_FUNCTIONS[@]}" "${STACK_PROXIES[@]}"; do [[ "$1" == "$f" ]] && return 0; done
+  printf 'error: unknown component %q; valid names: %s\n' "$1" "${STACK_FUNCTIONS[*]} ${STACK_PROXIES[*]}" >&2
   exit 2
 }
+
+# Whether NAME is one of STACK_PROXIES: is_proxy NAME
+is_proxy() { [[ " ${STACK_PROXIES[*]} " == *" $1 "* ]]; }
 
 # What a function's environment keeps from the shell that runs `up`: the AWS SDK's and
 # Kosha's settings, logging, and the process basics (no other shell variable reaches it).
@@ -21,11 +27,12 @@ FN_ENV_KEEP='^(AWS_[A-Z0-9_]*|KOSHA_[A-Z0-9_]*|RUST_[A-Z0-9_]*|DATABASE_URL|PATH
 # the KEY=VALUE words given here are in NAME.env), NAME.bin (the binary's path) and NAME.env (its whole
 # environment, NUL-separated, mode 0600: it holds credentials). The process gets exactly
 # NAME.env (env -i), so a restart from it is the same process whatever the caller's shell.
+# FN_BIN=PATH runs another executable under NAME (the fault proxies).
 #   start_fn NAME PORT [ENV=VALUE ...]
 start_fn() {
   local name="$1" port="$2"; shift 2
   local bin cmd="$DEV_DIR/cmd"
-  bin="$(cargo_target)/debug/$name"
+  bin="${FN_BIN:-$(cargo_target)/debug/$name}"
   [[ -x "$bin" ]] || die "$bin is not built"
   mkdir -p "$DEV_DIR/pids" "$DEV_DIR/logs" "$cmd"
   printf '%s\n' "$port" > "$cmd/$name.args"
@@ -76,7 +83,7 @@ service_url() {
   case "$1" in
     mcp-gateway) printf 'http://127.0.0.1:%s/mcp' "$2" ;;
     outbox-relay) printf 'ops.outbox -> events queue, every %s ms' "${KOSHA_RELAY_INTERVAL_MS:-2000}" ;;
-    *) printf 'http://127.0.0.1:%s' "$2" ;;
+    *) if is_proxy "$1"; then printf 'tcp://127.0.0.1:%s (fault proxy)' "$2"; else printf 'http://127.0.0.1:%s' "$2"; fi ;;
   esac
 }
 
@@ -85,6 +92,10 @@ service_url() {
 # when the process exits. core-api's check includes PostgreSQL.
 wait_healthy() {
   local name="$1" port="$2" url pid end log_file="$DEV_DIR/logs/$1.log"
+  if is_proxy "$name"; then
+    wait_tcp "$port" 5 || die "the $name fault proxy did not listen on 127.0.0.1:$port (log: $log_file)"
+    return 0
+  fi
   pid="$(cat "$DEV_DIR/pids/$name.pid")"
   if ! url="$(health_url "$name" "$port")"; then
     # No health endpoint (outbox-relay): alive a second after start is started.
@@ -144,7 +155,7 @@ stop_all() {
   for n in "${!targets[@]}"; do
     for ((i = 0; i < 50; i++)); do kill -0 -- "${targets[n]}" 2>/dev/null || break; sleep 0.1; done
     kill -KILL -- "${targets[n]}" 2>/dev/null || true
-    echo "${names[n]}: stopped (pid ${pids[n]})" >&2
+    echo "${names[n]}: stopped (pid ${pids[n]}$(is_proxy "${names[n]}" && echo ', its fault proxy'))" >&2
   done
   if KOSHA_DEV_DIR="$DEV_DIR" "$ROOT/scripts/moto" status >/dev/null 2>&1; then
     pid="$(cat "$DEV_DIR/moto.pid" 2>/dev/null || true)"
@@ -162,9 +173,9 @@ stop_all() {
 status_all() {
   local ok=0 f name pid port url state db_url="" env_file="$DEV_DIR/stack.env"
   row() {  # NAME STATE [URL [PID]]
-    if [[ -n "${4:-}" ]]; then printf '%-13s %-10s %-44s pid %s\n' "$1" "$2" "$3" "$4"
-    elif [[ -n "${3:-}" ]]; then printf '%-13s %-10s %s\n' "$1" "$2" "$3"
-    else printf '%-13s %s\n' "$1" "$2"; fi
+    if [[ -n "${4:-}" ]]; then printf '%-15s %-10s %-44s pid %s\n' "$1" "$2" "$3" "$4"
+    elif [[ -n "${3:-}" ]]; then printf '%-15s %-10s %s\n' "$1" "$2" "$3"
+    else printf '%-15s %s\n' "$1" "$2"; fi
     [[ "$2" == running ]] || ok=1
   }
   if [[ -f "$env_file" ]]; then db_url="$(sed -n 's/^DATABASE_URL=//p' "$env_file" | tail -1)"; fi
@@ -207,7 +218,8 @@ stack_up() {
   local core_port gw_port
   core_port="$(free_port)"; gw_port="$(free_port)"
   log "starting core-api on 127.0.0.1:$core_port"
-  start_fn core-api "$core_port" DATABASE_URL="$STACK_DB_URL"
+  # core-api reaches PostgreSQL through its fault proxy; CHAOS_ENABLED as for the gateway.
+  start_fn core-api "$core_port" DATABASE_URL="$STACK_CORE_DB_URL" CHAOS_ENABLED=true
   wait_healthy core-api "$core_port"
   log "starting mcp-gateway on 127.0.0.1:$gw_port"
   start_fn mcp-gateway "$gw_port" KOSHA_CORE_API_URL="http://127.0.0.1:$core_port" "${GATEWAY_ENV[@]}" \
@@ -302,6 +314,7 @@ stack_prepare() {
   aws_url="$(KOSHA_DEV_DIR="$DEV_DIR" "$ROOT/scripts/moto" start)" || die "the AWS emulator did not start"
   export AWS_ENDPOINT_URL="$aws_url" AWS_REGION="${AWS_REGION:-us-east-1}" \
     AWS_ACCESS_KEY_ID="${AWS_ACCESS_KEY_ID:-test}" AWS_SECRET_ACCESS_KEY="${AWS_SECRET_ACCESS_KEY:-test}"
+  start_proxies "$db_url"
   # The emulator starts empty, so bootstrap creates the chaos secret again: with the key the
   # previous stack.env holds (or KOSHA_CHAOS_KEY of this shell), so that key stays valid across
   # `up`s. stack.env then records what bootstrap printed: the secret's current value.
@@ -345,6 +358,37 @@ stack_prepare() {
   )
 }
 
+# One fault proxy per switch of STACK_PROXIES (issue 14): dynamodb, sqs and secretsmanager in
+# front of the emulator, exported as the SDKs' per-service endpoints (AWS_ENDPOINT_URL_<SERVICE
+# ID>, aws-config's service-specific endpoints: they win over AWS_ENDPOINT_URL), so every
+# function started after this reaches each service through its own switch; postgres in front
+# of DATABASE_URL's server, for core-api (STACK_CORE_DB_URL; migrations and tests connect
+# directly). Ports are free ones, kept by `scripts/dev start NAME`.
+#   start_proxies DATABASE_URL
+start_proxies() {
+  local db_url="$1" aws="${AWS_ENDPOINT_URL#http://}" name port
+  declare -A ports
+  for name in dynamodb sqs secretsmanager; do
+    port="$(free_port)"; ports[$name]="$port"
+    FN_BIN="$ROOT/scripts/fault_proxy.py" start_fn "$name" "$port" \
+      KOSHA_PROXY_LISTEN="127.0.0.1:$port" KOSHA_PROXY_TARGET="$aws"
+    wait_healthy "$name" "$port"
+  done
+  export AWS_ENDPOINT_URL_DYNAMODB="http://127.0.0.1:${ports[dynamodb]}" \
+    AWS_ENDPOINT_URL_SQS="http://127.0.0.1:${ports[sqs]}" \
+    AWS_ENDPOINT_URL_SECRETS_MANAGER="http://127.0.0.1:${ports[secretsmanager]}"
+  # postgres://[user@]host[:port]/db...: the proxy takes host:port's place.
+  local scheme="${db_url%%://*}" rest="${db_url#*://}" user="" hostport
+  if [[ "$rest" == *@* ]]; then user="${rest%%@*}@"; rest="${rest#*@}"; fi
+  hostport="${rest%%/*}"; rest="${rest#"$hostport"}"
+  [[ "$hostport" == *:* ]] || hostport="$hostport:5432"
+  port="$(free_port)"
+  FN_BIN="$ROOT/scripts/fault_proxy.py" start_fn postgres "$port" \
+    KOSHA_PROXY_LISTEN="127.0.0.1:$port" KOSHA_PROXY_TARGET="$hostport"
+  wait_healthy postgres "$port"
+  STACK_CORE_DB_URL="$scheme://${user}127.0.0.1:$port$rest"
+}
+
 # Writes $DEV_DIR/stack.env: stack_write_env GATEWAY_MCP_URL CORE_API_URL
 stack_write_env() {
   cat > "$DEV_DIR/stack.env" <<ENV
@@ -360,6 +404,10 @@ KOSHA_DEV_SIGNING_KEY=$DEV_DIR/dev-signing-key.pem
 KOSHA_OPS=$(cargo_target)/debug/kosha-ops
 $STACK_BOOTSTRAP
 AWS_ENDPOINT_URL=$AWS_ENDPOINT_URL
+AWS_ENDPOINT_URL_DYNAMODB=$AWS_ENDPOINT_URL_DYNAMODB
+AWS_ENDPOINT_URL_SQS=$AWS_ENDPOINT_URL_SQS
+AWS_ENDPOINT_URL_SECRETS_MANAGER=$AWS_ENDPOINT_URL_SECRETS_MANAGER
+KOSHA_CORE_API_DATABASE_URL=$STACK_CORE_DB_URL
 AWS_REGION=$AWS_REGION
 AWS_ACCESS_KEY_ID=$AWS_ACCESS_KEY_ID
 AWS_SECRET_ACCESS_KEY=$AWS_SECRET_ACCESS_KEY

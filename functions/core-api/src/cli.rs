@@ -3,6 +3,7 @@
 //! maintenance commands end with one plain line on stdout saying what they found or did
 //! (after the JSON log lines); a failure is one line on stderr.
 
+use crate::chaos::ChaosVerifier;
 use crate::config::Config;
 use crate::db::{self, migrate, seed};
 use crate::routes::{AppState, router};
@@ -73,7 +74,17 @@ pub async fn run(command: Command, config: &Config) -> Result<(), CliError> {
     match command {
         Command::Serve => {
             let pool = db::build_pool(&config.database_url, &config.pool)?;
-            let state = AppState::new(pool).with_postgres(config.pool.postgres);
+            let mut state = AppState::new(pool).with_postgres(config.pool.postgres);
+            // The key is fetched only when chaos is on, so a production cold start (off by
+            // default) builds no Secrets Manager client.
+            if config.chaos_enabled {
+                let sdk = kosha_runtime::aws::sdk_config().await;
+                let keys = kosha_state::SecretCache::new(
+                    aws_sdk_secretsmanager::Client::new(&sdk),
+                    config.chaos_secret_id.clone(),
+                );
+                state = state.with_chaos(ChaosVerifier::new(true, Some(keys)));
+            }
             kosha_runtime::serve(router(state)).await?;
         }
         Command::Migrate => {

@@ -9,6 +9,8 @@
 //! | `KOSHA_POLICY_POSTGRES_STATEMENT_TIMEOUT_MS` | 3000 | `statement_timeout` cap |
 //! | `KOSHA_POLICY_POSTGRES_MARGIN_MS` | 100 | kept from the request deadline per statement |
 //! | `KOSHA_PG_CONNECT_TIMEOUT_MS` | 2000 | opening a connection |
+//! | `CHAOS_ENABLED` | `false` | verify forwarded `X-Kosha-Chaos` headers and apply `postgres`/`openai` faults (SPEC §9) |
+//! | `KOSHA_CHAOS_SECRET_ID` | `kosha/chaos-hmac-key` | the Secrets Manager secret holding the chaos HMAC key |
 //!
 //! The `KOSHA_POLICY_POSTGRES_*` settings are [`crate::db::PostgresConfig`], parsed and
 //! validated there.
@@ -16,7 +18,7 @@
 use std::time::Duration;
 
 use crate::db::PostgresConfig;
-use kosha_runtime::config::{parse_or, string_or, var};
+use kosha_runtime::config::{bool_or, parse_or, string_or, var};
 
 use crate::db::PoolSettings;
 use crate::db::pool::DEFAULT_CONNECT_TIMEOUT;
@@ -42,6 +44,10 @@ pub struct Config {
     pub database_url: String,
     /// Pool limits.
     pub pool: PoolSettings,
+    /// Whether forwarded chaos headers are verified and honoured (`CHAOS_ENABLED`, SPEC §9).
+    pub chaos_enabled: bool,
+    /// The Secrets Manager secret holding the chaos HMAC key (`KOSHA_CHAOS_SECRET_ID`).
+    pub chaos_secret_id: String,
 }
 
 impl std::fmt::Debug for Config {
@@ -49,6 +55,8 @@ impl std::fmt::Debug for Config {
         f.debug_struct("Config")
             .field("database_url", &"<redacted>")
             .field("pool", &self.pool)
+            .field("chaos_enabled", &self.chaos_enabled)
+            .field("chaos_secret_id", &self.chaos_secret_id)
             .finish()
     }
 }
@@ -66,6 +74,11 @@ impl Config {
         Ok(Self {
             database_url: string_or("DATABASE_URL", DEFAULT_DATABASE_URL),
             pool,
+            chaos_enabled: bool_or("CHAOS_ENABLED", false)?,
+            chaos_secret_id: string_or(
+                kosha_state::CHAOS_SECRET_ENV,
+                kosha_state::DEFAULT_CHAOS_SECRET_ID,
+            ),
         })
     }
 }

@@ -23,18 +23,23 @@ use axum::response::{IntoResponse, Response};
 pub use kosha_resilience::deadline::Deadline;
 use kosha_resilience::deadline::DeadlineError;
 
+use crate::chaos::Chaos;
 use crate::error::ApiError;
 
 use kosha_contract::headers::REQUEST_DEADLINE as DEADLINE_HEADER;
 
 /// What a request may spend on one PostgreSQL statement: its deadline (if the caller sent one)
-/// and the PostgreSQL policy (statement timeout cap and margin, seed 004 §1).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// and the PostgreSQL policy (statement timeout cap and margin, seed 004 §1), plus the
+/// request's verified chaos header, whose `postgres` faults the transaction starter injects
+/// (SPEC §9, [`crate::chaos`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Budget {
     /// The request's deadline, if any.
     pub deadline: Option<Deadline>,
     /// The PostgreSQL settings the timeout is derived from.
     pub postgres: PostgresConfig,
+    /// The request's chaos header (none: no faults).
+    pub chaos: Chaos,
 }
 
 impl Budget {

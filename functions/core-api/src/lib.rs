@@ -6,10 +6,12 @@
 //! - [`cursor`], [`ids`], [`text`]: the opaque pagination cursor, id shape checks and
 //!   free-text checks.
 //! - [`deadline`]: `X-Request-Deadline` and the per-statement budget (SPEC §7).
+//! - [`chaos`]: the forwarded `X-Kosha-Chaos` header, verified again (SPEC §9).
 //! - [`config`], [`cli`]: environment and the binary's commands.
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+pub mod chaos;
 pub mod cli;
 pub mod config;
 pub mod cursor;

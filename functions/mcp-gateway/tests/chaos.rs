@@ -133,3 +133,87 @@ async fn an_honoured_header_is_forwarded_unchanged_to_core_api() {
     let sent = &server.received_requests().await.unwrap()[0];
     assert_eq!(sent.headers["x-kosha-chaos"].to_str().unwrap(), h);
 }
+
+#[derive(Clone, Default)]
+struct Capture(Arc<parking_lot::Mutex<Vec<u8>>>);
+
+impl std::io::Write for Capture {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().extend_from_slice(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// Every refusal reason reaches the audit log with its principal, and no line holds the key or
+/// any signature sent (SPEC §9; the live-stack test covers the same on the running gateway).
+#[tokio::test]
+async fn refusals_are_audited_with_their_reason_and_never_the_key_or_signature() {
+    let capture = Capture::default();
+    let writer = capture.clone();
+    let subscriber = tracing_subscriber::fmt()
+        .json()
+        .with_max_level(tracing::Level::TRACE)
+        .with_writer(move || writer.clone())
+        .finish();
+    let _guard = tracing::subscriber::set_default(subscriber);
+
+    let server = core_api().await;
+    let on = app(&server.uri(), true);
+    let off = app(&server.uri(), false);
+    let key = hex::decode(KEY_HEX).unwrap();
+    let at = |exp: u64| {
+        ChaosSpec::try_new(Target::CoreApi, Fault::Error, None, 1.0, exp)
+            .unwrap()
+            .sign(&key)
+            .unwrap()
+    };
+    let good = header(Fault::Error, Target::CoreApi);
+    let cases = [
+        (&off, TESTER, good.clone(), "disabled"),
+        (&on, &[Role::Agent][..], good.clone(), "not_operator"),
+        (
+            &on,
+            TESTER,
+            good.replace("fault=error", "fault=reset"),
+            "bad_signature",
+        ),
+        (&on, TESTER, at(now_s() - 10), "expired"),
+        (&on, TESTER, at(now_s() + 960), "too_far_ahead"),
+        (
+            &on,
+            TESTER,
+            format!("{good};{}", "x".repeat(10 * 1024)),
+            "malformed",
+        ),
+    ];
+    let mut sent = vec![KEY_HEX.to_owned()];
+    for (app, roles, h, reason) in &cases {
+        let body = get_transaction(app, roles, Some(h)).await;
+        assert_eq!(
+            body["result"]["structuredContent"]["transaction"]["transaction_id"], "txn_000001",
+            "{reason}: {body}"
+        );
+        sent.extend(
+            h.rsplit_once(";sig=")
+                .map(|(_, sig)| sig[..64.min(sig.len())].to_owned()),
+        );
+    }
+    let logged = String::from_utf8(capture.0.lock().clone()).unwrap();
+    for (_, _, _, reason) in &cases {
+        assert!(
+            logged.lines().any(|l| l.contains("chaos_header_rejected")
+                && l.contains(&format!("\"reason\":\"{reason}\""))
+                && l.contains("agent-a")),
+            "no audit line for {reason}"
+        );
+    }
+    for secret in &sent {
+        assert!(
+            !logged.contains(secret.as_str()),
+            "a key or signature was logged"
+        );
+    }
+}

@@ -80,6 +80,14 @@ impl From<tokio_postgres::Error> for DbError {
     }
 }
 
+impl From<kosha_resilience::chaos::InjectedFault> for DbError {
+    /// A chaos fault as the failure it stands for (SPEC §9): both an `error` and a `reset` are
+    /// PostgreSQL being unreachable, as a refused or dropped connection is classified.
+    fn from(fault: kosha_resilience::chaos::InjectedFault) -> Self {
+        Self::Unavailable(fault.to_string())
+    }
+}
+
 impl From<PoolError> for DbError {
     fn from(e: PoolError) -> Self {
         match e {

@@ -7,6 +7,7 @@
 
 use deadpool_postgres::Object;
 use kosha_contract::core_api::{ArticleHit, Transaction};
+use kosha_resilience::chaos::{FaultAction, InjectedFault, Target};
 use time::OffsetDateTime;
 use time::format_description::well_known::Rfc3339;
 use tokio_postgres::Row;
@@ -81,11 +82,35 @@ pub(crate) enum Access {
 /// Starts a transaction whose statements may run for the budget's statement timeout
 /// (`SET LOCAL`, so it ends with the transaction; seed 004 §2). The transaction rolls back if
 /// dropped, so a failed request never returns a connection mid-transaction.
+///
+/// Every data endpoint's transaction starts here, so this is where a verified chaos header's
+/// `postgres` faults apply (SPEC §9; one draw per transaction, the attempt):
+/// - `latency`: sleeps `ms` first, at most until the deadline's margin, so the statement
+///   timeout is what is left after it (or `deadline_exceeded` when nothing is);
+/// - `error`: PostgreSQL unavailable (503 `dependency_unavailable`, `dependency: "postgres"`);
+/// - `reset`: a dropped connection, classified the same way;
+/// - `timeout`: a statement that outlasts the statement timeout (`pg_sleep`), so PostgreSQL
+///   itself cancels it (SQLSTATE 57014) and the real slow-query path answers.
 pub(crate) async fn begin<'a>(
     client: &'a mut deadpool_postgres::Object,
     budget: &Budget,
     access: Access,
 ) -> Result<deadpool_postgres::Transaction<'a>, DbError> {
+    let fault = budget
+        .chaos
+        .faults(Target::Postgres)
+        .and_then(|mut plan| plan.draw());
+    match fault {
+        Some(FaultAction::Latency(ms)) => {
+            let room = budget
+                .deadline
+                .map(|d| d.child(budget.postgres.margin).remaining());
+            tokio::time::sleep(room.map_or(ms, |room| ms.min(room))).await;
+        }
+        Some(FaultAction::Error) => return Err(InjectedFault::Unavailable.into()),
+        Some(FaultAction::Reset) => return Err(InjectedFault::Reset.into()),
+        Some(FaultAction::Timeout) | None => {}
+    }
     let timeout = budget
         .statement_timeout()
         .ok_or(DbError::StatementTimeout)?;
@@ -100,6 +125,20 @@ pub(crate) async fn begin<'a>(
         timeout.as_millis().max(1)
     ))
     .await?;
+    if fault == Some(FaultAction::Timeout) {
+        // The slow statement gets what is left now (BEGIN and SET took some), and sleeps a
+        // second past it, so PostgreSQL cancels it as it would a real slow query.
+        let left = budget
+            .statement_timeout()
+            .ok_or(DbError::StatementTimeout)?;
+        tx.batch_execute(&format!(
+            "SET LOCAL statement_timeout = {}",
+            left.as_millis().max(1)
+        ))
+        .await?;
+        let secs = left.as_secs_f64() + 1.0;
+        tx.execute("SELECT pg_sleep($1)", &[&secs]).await?;
+    }
     Ok(tx)
 }
 

@@ -110,6 +110,7 @@ async fn statement_timeout_shrinks_with_the_deadline() {
     let budget = Budget {
         deadline: Some(Deadline::after(Duration::from_secs(5))),
         postgres,
+        chaos: Default::default(),
     };
     assert_eq!(budget.statement_timeout(), Some(postgres.statement_timeout));
     tokio::time::advance(Duration::from_millis(4_000)).await;
@@ -119,6 +120,7 @@ async fn statement_timeout_shrinks_with_the_deadline() {
     let unbounded = Budget {
         deadline: None,
         postgres,
+        chaos: Default::default(),
     };
     assert_eq!(
         unbounded.statement_timeout(),

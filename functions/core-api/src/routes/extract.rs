@@ -9,6 +9,7 @@ use axum::http::request::Parts;
 use serde::de::DeserializeOwned;
 
 use super::AppState;
+use crate::chaos::Chaos;
 use crate::deadline::{Budget, Deadline};
 use crate::error::ApiError;
 
@@ -97,7 +98,8 @@ where
 }
 
 /// The statement budget of this request: its [`Deadline`] (put there by
-/// [`crate::deadline::enforce`]) and the state's PostgreSQL settings.
+/// [`crate::deadline::enforce`]), the state's PostgreSQL settings and the verified chaos
+/// header ([`crate::chaos::honour`]).
 impl FromRequestParts<AppState> for Budget {
     type Rejection = std::convert::Infallible;
 
@@ -108,6 +110,7 @@ impl FromRequestParts<AppState> for Budget {
         Ok(Self {
             deadline: parts.extensions.get::<Deadline>().copied(),
             postgres: state.postgres,
+            chaos: parts.extensions.get::<Chaos>().copied().unwrap_or_default(),
         })
     }
 }

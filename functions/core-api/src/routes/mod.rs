@@ -4,7 +4,8 @@
 //!
 //! Layers, outermost first: the shared `request` span (request id, trace id;
 //! `kosha_runtime::trace`), the caller (`X-Kosha-Principal`), `X-Request-Deadline` (SPEC §7:
-//! 400 malformed, 504 past), body limit, routes.
+//! 400 malformed, 504 past), the forwarded chaos header (SPEC §9, [`crate::chaos`]), body
+//! limit, routes.
 //!
 //! | route | handler |
 //! |---|---|
@@ -22,6 +23,8 @@ pub mod trace;
 pub mod transactions;
 pub mod writes;
 
+use std::sync::Arc;
+
 use axum::Router;
 use axum::extract::DefaultBodyLimit;
 use axum::middleware;
@@ -29,6 +32,7 @@ use axum::routing::{get, post};
 
 use crate::db::PostgresConfig;
 
+use crate::chaos::ChaosVerifier;
 use crate::db::PgPool;
 use crate::deadline;
 use crate::error::ApiError;
@@ -44,14 +48,25 @@ pub struct AppState {
     /// The PostgreSQL settings each statement's timeout is derived from (seed 004 §1: at most
     /// 3 s, 100 ms kept from the deadline).
     pub postgres: PostgresConfig,
+    /// Verifies forwarded chaos headers (SPEC §9).
+    pub chaos: Arc<ChaosVerifier>,
 }
 
 impl AppState {
-    /// State over `pool` with the default PostgreSQL settings.
+    /// State over `pool` with the default PostgreSQL settings; chaos headers are ignored.
     pub fn new(pool: PgPool) -> Self {
         Self {
             pool,
             postgres: PostgresConfig::defaults(),
+            chaos: Arc::new(ChaosVerifier::disabled()),
+        }
+    }
+
+    /// The same state honouring chaos headers that `verifier` verifies.
+    pub fn with_chaos(self, verifier: ChaosVerifier) -> Self {
+        Self {
+            chaos: Arc::new(verifier),
+            ..self
         }
     }
 
@@ -76,6 +91,10 @@ pub fn router(state: AppState) -> Router {
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
+        .layer(middleware::from_fn_with_state(
+            state.chaos.clone(),
+            crate::chaos::honour,
+        ))
         .layer(middleware::from_fn(deadline::enforce))
         .layer(middleware::from_fn(trace::record_principal))
         .layer(middleware::from_fn(kosha_runtime::trace::request_span))

@@ -145,6 +145,7 @@ async fn statement_timeout_is_deadline_exceeded() {
     let budget = core_api::deadline::Budget {
         deadline: None,
         postgres: settings.postgres,
+        chaos: Default::default(),
     };
     queries::ping(&pool, &budget).await.expect("ping");
 }
@@ -248,6 +249,7 @@ async fn nul_reaching_postgres_is_invalid_argument() {
     let budget = core_api::deadline::Budget {
         deadline: None,
         postgres: PostgresConfig::defaults(),
+        chaos: Default::default(),
     };
     let err = queries::search_articles(&db.pool(), &budget, "charge\u{0}back", 5)
         .await

@@ -125,8 +125,11 @@ fn map_write_error(e: PolicyError<CoreApiError>) -> ToolError {
 
 impl Call<'_> {
     /// The fault plan of the honoured chaos header for calls to `target`, if it targets it:
-    /// one draw per attempt, from a fresh RNG (SPEC §9).
-    fn faults(&self, target: Target) -> Option<Faults<SmallRng>> {
+    /// one draw per attempt, from a fresh RNG (SPEC §9). Any backend's call passes it to its
+    /// policy, e.g. `policy.call_with_faults(&call.deadline, idempotency,
+    /// call.faults(Target::ScreeningSim).as_mut(), op)`, so the fault lands inside that
+    /// dependency's breaker, retries and attempt timeout (`None`: exactly `Policy::call`).
+    pub fn faults(&self, target: Target) -> Option<Faults<SmallRng>> {
         self.chaos?
             .spec
             .faults_for(target, SmallRng::from_rng(&mut rand::rng()))
