@@ -119,6 +119,7 @@ pub async fn raise_disputes(db: &TestDb, range: std::ops::Range<usize>) -> Vec<S
     let budget = Budget {
         deadline: None,
         postgres: core_api::db::PostgresConfig::defaults(),
+        chaos: Default::default(),
     };
     for i in range.clone() {
         let txn = format!("txn_{:06}", i + 1);
