@@ -201,3 +201,64 @@ async def test_disputes_raised_while_the_relay_is_down_all_arrive_when_it_is_bac
         subprocess.run([*dev, "start", "outbox-relay"], check=True, env=os.environ, capture_output=True)
     for dispute_id in ids:
         assert len(events_about(stack, dispute_id)) == 1, dispute_id
+
+
+def dev(*args: str) -> None:
+    import os
+    from pathlib import Path
+
+    script = Path(__file__).resolve().parents[2] / "scripts" / "dev"
+    subprocess.run([str(script), *args], check=True, env=os.environ, capture_output=True)
+
+
+async def test_sqs_down_writes_still_succeed_and_every_event_arrives_once_it_is_back(gateway_url, agent_token, stack):
+    """SPEC §10's SQS row: the relay's SQS is cut at its fault proxy; the tests read the
+    emulator directly."""
+    dev("stop", "sqs")
+    try:
+        ids = []
+        async with session(gateway_url, agent_token) as s:
+            for i in range(5):
+                _, result = await fresh_dispute(s, f"sqs-down-{i}")
+                assert result.is_error is not True, result.structured_content
+                ids.append(result.structured_content["dispute_id"])
+        assert events_about(stack, ids[0], wait_s=4) == []
+    finally:
+        dev("start", "sqs")
+    # The relay's SQS breaker may have opened (30 s): allow for it.
+    assert len(events_about(stack, ids[0], wait_s=45)) == 1
+    for dispute_id in ids[1:]:
+        assert len(events_about(stack, dispute_id)) == 1, dispute_id
+
+
+async def test_postgres_down_write_tools_answer_unavailable_then_shed_with_retry_after(gateway_url, agent_token):
+    """core-api's PostgreSQL cut at its proxy: each write is core-api's 503 naming postgres
+    until the write breaker opens; then the gateway sheds with retry_after_s. Last in the file:
+    it waits for writes to recover (the breaker's 15 s) before it ends."""
+    errors = []
+    dev("stop", "postgres")
+    try:
+        async with session(gateway_url, agent_token) as s:
+            for i in range(25):
+                r = await s.call_tool("flag_transaction_for_review",
+                                      {"transaction_id": "txn_000324", "reason": unique_reason(f"pg-down-{i}")})
+                assert r.is_error is True, r.structured_content
+                errors.append(r.structured_content["error"])
+                if errors[-1]["dependency"] == "core-api":
+                    break
+    finally:
+        dev("start", "postgres")
+    assert all(e["code"] == "dependency_unavailable" for e in errors), errors
+    assert errors[0]["dependency"] == "postgres", errors[0]
+    assert errors[-1]["dependency"] == "core-api" and errors[-1]["retry_after_s"] >= 1, errors[-1]
+    async with session(gateway_url, agent_token) as s:
+        health = (await s.call_tool("get_service_health", {})).structured_content["dependencies"]
+        assert health["core-api-writes"]["breaker"] == "open", health
+        assert health["core-api"]["breaker"] == "closed", health
+        end = time.monotonic() + 40
+        while time.monotonic() < end:
+            r = await s.call_tool("flag_transaction_for_review", {"transaction_id": "txn_000324", "reason": unique_reason("pg-back")})
+            if not r.is_error:
+                break
+            time.sleep(1)
+        assert r.is_error is not True, r.structured_content
