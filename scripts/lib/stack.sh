@@ -3,7 +3,7 @@
 source "$ROOT/scripts/lib/embeddings.sh"
 
 # The functions of the local stack: the names `scripts/dev stop|start NAME` take.
-STACK_FUNCTIONS=(core-api mcp-gateway)
+STACK_FUNCTIONS=(core-api mcp-gateway outbox-relay)
 # One dependency each, behind its own fault proxy (scripts/fault_proxy.py, issue 14), so
 # `scripts/dev stop NAME` cuts that one alone: start_proxies.
 STACK_PROXIES=(dynamodb sqs secretsmanager postgres)
@@ -74,7 +74,8 @@ health_url() {
   case "$1" in
     core-api) printf 'http://127.0.0.1:%s/v1/health' "$2" ;;
     mcp-gateway) printf 'http://127.0.0.1:%s/healthz' "$2" ;;
-    *) return 1 ;;
+    *) return 1 ;;  # outbox-relay serves nothing: alive is healthy
+
   esac
 }
 
@@ -82,6 +83,7 @@ health_url() {
 service_url() {
   case "$1" in
     mcp-gateway) printf 'http://127.0.0.1:%s/mcp' "$2" ;;
+    outbox-relay) printf 'ops.outbox -> events queue, every %s ms' "${KOSHA_RELAY_INTERVAL_MS:-2000}" ;;
     *) if is_proxy "$1"; then printf 'tcp://127.0.0.1:%s (fault proxy)' "$2"; else printf 'http://127.0.0.1:%s' "$2"; fi ;;
   esac
 }
@@ -95,8 +97,15 @@ wait_healthy() {
     wait_tcp "$port" 5 || die "the $name fault proxy did not listen on 127.0.0.1:$port (log: $log_file)"
     return 0
   fi
-  url="$(health_url "$name" "$port")" || return 0
   pid="$(cat "$DEV_DIR/pids/$name.pid")"
+  if ! url="$(health_url "$name" "$port")"; then
+    # No health endpoint (outbox-relay): alive a second after start is started.
+    sleep 1
+    kill -0 "$pid" 2>/dev/null && return 0
+    rm -f "$DEV_DIR/pids/$name.pid"
+    tail -n 5 "$log_file" >&2 2>/dev/null || true
+    die "$name exited while starting (log: $log_file)"
+  fi
   end=$((SECONDS + ${KOSHA_START_WAIT_S:-30}))
   while ((SECONDS < end)); do
     if curl -fsS -o /dev/null --max-time 1 "$url" 2>/dev/null; then return 0; fi
@@ -222,6 +231,10 @@ stack_up() {
   start_fn mcp-gateway "$gw_port" KOSHA_CORE_API_URL="http://127.0.0.1:$core_port" "${GATEWAY_ENV[@]}" \
     KOSHA_METRICS_FLUSH_MS="${KOSHA_METRICS_FLUSH_MS:-1000}"
   wait_healthy mcp-gateway "$gw_port"
+  # The relay listens on nothing; its "port" is a placeholder start_fn records.
+  log "starting outbox-relay (ops.outbox -> $KOSHA_EVENTS_QUEUE_URL every ${KOSHA_RELAY_INTERVAL_MS:-2000} ms)"
+  start_fn outbox-relay 0 DATABASE_URL="$STACK_DB_URL"
+  wait_healthy outbox-relay 0
   stack_write_env "http://127.0.0.1:$gw_port/mcp" "http://127.0.0.1:$core_port"
 }
 

@@ -109,3 +109,19 @@ def test_core_api_reads_only_breaker_items_of_the_state_table():
     env = core_api["Environment"]["Variables"]
     assert {"KOSHA_EMBEDDINGS_URL", "KOSHA_EMBEDDINGS_MODEL", "KOSHA_EMBEDDINGS_DIMENSIONS",
             "KOSHA_EMBEDDINGS_API_KEY_SECRET_ARN"} <= set(env)
+
+
+def test_the_outbox_relay_runs_every_minute_and_may_only_send_to_the_events_queue():
+    """Issue 11: schedule, least privilege toward SQS, and the lag alarm."""
+    resources = load(TEMPLATE)["Resources"]
+    relay = resources["OutboxRelayFunction"]["Properties"]
+    schedules = [e["Properties"]["Schedule"] for e in relay["Events"].values() if e["Type"] == "Schedule"]
+    assert schedules == ["rate(1 minute)"]
+    statements = [st for p in relay["Policies"] for st in p["Statement"]]
+    sqs = [st for st in statements if any(str(a).startswith("sqs:") for a in
+                                          (st["Action"] if isinstance(st["Action"], list) else [st["Action"]]))]
+    assert [(st["Action"], st["Resource"]) for st in sqs] == [("sqs:SendMessage", {"Fn::GetAtt": ["EventsQueue", "Arn"]})]
+    assert relay["Environment"]["Variables"]["KOSHA_EVENTS_QUEUE_URL"] == {"Ref": "EventsQueue"}
+    lag = [r["Properties"] for r in resources.values() if r["Type"] == "AWS::CloudWatch::Alarm"
+           and "outbox_lag_seconds" in str(r["Properties"].get("Metrics"))]
+    assert len(lag) == 1 and lag[0]["TreatMissingData"] == "breaching"

@@ -7,6 +7,7 @@
 //! - [`dependency`]: the dependency names of SPEC §8 (override keys, metric dimensions).
 //! - [`error`]: the error codes (SPEC §3) and the error body of SPEC §7.
 //! - [`core_api`]: core-api's request and response bodies (SPEC §4).
+//! - [`events`]: the events queue's messages, published by outbox-relay (SPEC §4).
 //! - [`screening`]: screening-sim's request and response bodies (SPEC §4).
 //!
 //! The crate depends on serde and schemars only, so fuzz targets and every function can use it
@@ -18,6 +19,7 @@ pub mod canonical;
 pub mod core_api;
 pub mod dependency;
 pub mod error;
+pub mod events;
 pub mod headers;
 pub mod ids;
 pub mod screening;

@@ -150,6 +150,39 @@ pub const CATALOGUE: &[Metric] = &[
                      `server.rs` (`hop` = `gateway`)",
         meaning: "calls that ran out of time before or during the hop",
     },
+    Metric {
+        name: "outbox_published",
+        kind: Kind::Counter,
+        unit: Some(Unit::Count),
+        dimensions: &[],
+        emitted_by: "outbox-relay `relay.rs`",
+        meaning: "`ops.outbox` events SQS accepted and the relay marked published",
+    },
+    Metric {
+        name: "outbox_refused",
+        kind: Kind::Counter,
+        unit: Some(Unit::Count),
+        dimensions: &[],
+        emitted_by: "outbox-relay `relay.rs`",
+        meaning: "entries SQS refused in a `SendMessageBatch`; they stay unpublished for the \
+                  next run",
+    },
+    Metric {
+        name: "outbox_pending",
+        kind: Kind::Gauge,
+        unit: Some(Unit::Count),
+        dimensions: &[],
+        emitted_by: "outbox-relay `relay.rs` (after each run)",
+        meaning: "unpublished `ops.outbox` rows",
+    },
+    Metric {
+        name: "outbox_lag_seconds",
+        kind: Kind::Gauge,
+        unit: Some(Unit::Seconds),
+        dimensions: &[],
+        emitted_by: "outbox-relay `relay.rs` (after each run)",
+        meaning: "age of the oldest unpublished `ops.outbox` row (0 when none)",
+    },
 ];
 
 /// The metric `name`, if the catalogue has it.

@@ -16,7 +16,10 @@ import { connect, dev, loadStackEnv, sleep } from './stack.mjs';
 
 const stack = loadStackEnv();
 
-const AGENT_TOOLS = ['search_knowledge_base', 'get_transaction', 'list_transactions', 'get_service_health'];
+const AGENT_TOOLS = [
+  'search_knowledge_base', 'get_transaction', 'list_transactions', 'get_service_health',
+  'raise_dispute', 'flag_transaction_for_review',
+];
 const ERROR_CODES = [
   'invalid_argument', 'not_found', 'conflict', 'deadline_exceeded',
   'dependency_unavailable', 'overloaded', 'internal'

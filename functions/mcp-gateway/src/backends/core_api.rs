@@ -8,15 +8,16 @@
 //!
 //! With a [`SigV4Signer`] ([`CoreApi::with_signer`], `KOSHA_CORE_API_AUTH=iam`) every request
 //! is signed just before it is sent, so core-api can sit behind an IAM-authenticated Function
-//! URL. The base URL may end with `/` (the template's `FunctionUrl` output does): it is
+//! URL. Writes also carry `Idempotency-Key`; a replayed answer (`Idempotent-Replayed: true`)
+//! comes back as [`Written::created`] `false`. The base URL may end with `/` (the template's `FunctionUrl` output does): it is
 //! trimmed, so paths never start with `//`.
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use kosha_contract::core_api::{
-    ListTransactionsQuery, SearchRequest, SearchResponse, Transaction, TransactionPage,
-    TransactionResponse,
+    Dispute, DisputeRequest, ListTransactionsQuery, Review, ReviewRequest, SearchRequest,
+    SearchResponse, Transaction, TransactionPage, TransactionResponse,
 };
 use kosha_contract::dependency::Dependency;
 use kosha_contract::error::{ErrorBody, ErrorCode};
@@ -76,6 +77,16 @@ pub struct CallMeta {
     pub timeout: Duration,
     /// An honoured `X-Kosha-Chaos` header, forwarded unchanged (SPEC §9).
     pub chaos: Option<String>,
+}
+
+/// A write's answer: the record, and whether this request created it (`false` when core-api
+/// replayed an earlier request's answer, `Idempotent-Replayed: true`, SPEC §7).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Written<T> {
+    /// The record as core-api answered it.
+    pub record: T,
+    /// `true` for a fresh 201, `false` for a replay.
+    pub created: bool,
 }
 
 /// The core-api client. Cheap to clone (reqwest's pool is shared).
@@ -161,6 +172,52 @@ impl CoreApi {
         .await
     }
 
+    /// `POST /v1/disputes` with `Idempotency-Key: key`.
+    ///
+    /// # Errors
+    /// [`CoreApiError`]; core-api's 404 (unknown transaction), 409 (key reused with another
+    /// body, or the open dispute it names) and 400 as [`CoreApiError::Status`].
+    pub async fn raise_dispute(
+        &self,
+        meta: &CallMeta,
+        key: &str,
+        request: &DisputeRequest,
+    ) -> Result<Written<Dispute>, CoreApiError> {
+        self.write(meta, "/v1/disputes", key, request).await
+    }
+
+    /// `POST /v1/reviews` with `Idempotency-Key: key`.
+    ///
+    /// # Errors
+    /// [`CoreApiError`]; core-api's 404, 409 and 400 as [`CoreApiError::Status`].
+    pub async fn request_review(
+        &self,
+        meta: &CallMeta,
+        key: &str,
+        request: &ReviewRequest,
+    ) -> Result<Written<Review>, CoreApiError> {
+        self.write(meta, "/v1/reviews", key, request).await
+    }
+
+    async fn write<B: Serialize + ?Sized, T: DeserializeOwned>(
+        &self,
+        meta: &CallMeta,
+        path: &str,
+        key: &str,
+        body: &B,
+    ) -> Result<Written<T>, CoreApiError> {
+        let (record, headers) = self
+            .exchange(meta, Method::POST, path, None::<&()>, Some(body), Some(key))
+            .await?;
+        let replayed = headers
+            .get(headers::IDEMPOTENT_REPLAYED)
+            .is_some_and(|v| v.as_bytes().eq_ignore_ascii_case(b"true"));
+        Ok(Written {
+            record,
+            created: !replayed,
+        })
+    }
+
     async fn send<Q: Serialize + ?Sized, B: Serialize + ?Sized, T: DeserializeOwned>(
         &self,
         meta: &CallMeta,
@@ -169,6 +226,20 @@ impl CoreApi {
         query: Option<&Q>,
         body: Option<&B>,
     ) -> Result<T, CoreApiError> {
+        let (answer, _) = self.exchange(meta, method, path, query, body, None).await?;
+        Ok(answer)
+    }
+
+    /// One request: the answer and its headers, or the error.
+    async fn exchange<Q: Serialize + ?Sized, B: Serialize + ?Sized, T: DeserializeOwned>(
+        &self,
+        meta: &CallMeta,
+        method: Method,
+        path: &str,
+        query: Option<&Q>,
+        body: Option<&B>,
+        idempotency_key: Option<&str>,
+    ) -> Result<(T, reqwest::header::HeaderMap), CoreApiError> {
         let mut req = self
             .http
             .request(method, self.url(path))
@@ -188,6 +259,9 @@ impl CoreApi {
         if let Some(c) = &meta.chaos {
             req = req.header(headers::CHAOS, c);
         }
+        if let Some(k) = idempotency_key {
+            req = req.header(headers::IDEMPOTENCY_KEY, k);
+        }
         // `traceparent`/`tracestate` of the call (SPEC §12); before signing.
         req = kosha_runtime::trace::propagate(req);
         let mut request = req.build().map_err(|e| {
@@ -200,13 +274,15 @@ impl CoreApi {
         let resp = self.http.execute(request).await.map_err(transport_error)?;
         let status = resp.status();
         if status.is_success() {
-            return resp.json::<T>().await.map_err(|e| {
+            let headers = resp.headers().clone();
+            let answer = resp.json::<T>().await.map_err(|e| {
                 if e.is_timeout() {
                     CoreApiError::Timeout
                 } else {
                     CoreApiError::Decode
                 }
-            });
+            })?;
+            return Ok((answer, headers));
         }
         let header_retry = resp
             .headers()

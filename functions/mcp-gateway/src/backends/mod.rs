@@ -7,6 +7,7 @@
 //! | backend | health name | override | attempt cap | attempts | bulkhead | window | open |
 //! |---|---|---|---|---|---|---|---|
 //! | core-api reads | `core-api` | `core-api` | 2.0 s | 3 | 32 | 20 | 15 s |
+//! | core-api writes | `core-api-writes` | `core-api` | 4.0 s | 1 | 16 | 20 | 15 s |
 //!
 //! Each setting can be overridden with `<env prefix>_<SETTING>` (see
 //! [`kosha_resilience::config`]), e.g. `KOSHA_POLICY_CORE_API_READ_BREAKER_OPEN_MS=3000`.
@@ -24,6 +25,9 @@ use kosha_resilience::config::Profile;
 pub enum Backend {
     /// core-api's read endpoints.
     CoreApiRead,
+    /// core-api's write endpoints (`POST /v1/disputes`, `POST /v1/reviews`): one attempt,
+    /// since the agent retries with the same idempotency key (seed 004 §1).
+    CoreApiWrite,
 }
 
 impl Backend {
@@ -31,6 +35,7 @@ impl Backend {
     pub const fn health_name(self) -> &'static str {
         match self {
             Self::CoreApiRead => "core-api",
+            Self::CoreApiWrite => "core-api-writes",
         }
     }
 
@@ -38,7 +43,7 @@ impl Backend {
     /// (SPEC §8: `core-api` forces reads and writes alike).
     pub const fn dependency(self) -> Dependency {
         match self {
-            Self::CoreApiRead => Dependency::CoreApi,
+            Self::CoreApiRead | Self::CoreApiWrite => Dependency::CoreApi,
         }
     }
 
@@ -46,6 +51,7 @@ impl Backend {
     pub const fn env_prefix(self) -> &'static str {
         match self {
             Self::CoreApiRead => "KOSHA_POLICY_CORE_API_READ",
+            Self::CoreApiWrite => "KOSHA_POLICY_CORE_API_WRITE",
         }
     }
 
@@ -61,6 +67,14 @@ impl Backend {
                 breaker_window: 20,
                 open_for: Duration::from_secs(15),
             },
+            Self::CoreApiWrite => Profile {
+                attempt_cap: Duration::from_millis(4_000),
+                attempt_margin: Duration::from_millis(150),
+                max_attempts: 1,
+                bulkhead: 16,
+                breaker_window: 20,
+                open_for: Duration::from_secs(15),
+            },
         }
     }
 }
@@ -71,6 +85,8 @@ impl Backend {
 pub struct PerBackend<T> {
     /// For [`Backend::CoreApiRead`].
     pub core_api_read: T,
+    /// For [`Backend::CoreApiWrite`].
+    pub core_api_write: T,
 }
 
 impl<T> PerBackend<T> {
@@ -81,6 +97,7 @@ impl<T> PerBackend<T> {
     pub fn try_new<E>(mut f: impl FnMut(Backend) -> Result<T, E>) -> Result<Self, E> {
         Ok(Self {
             core_api_read: f(Backend::CoreApiRead)?,
+            core_api_write: f(Backend::CoreApiWrite)?,
         })
     }
 
@@ -88,6 +105,7 @@ impl<T> PerBackend<T> {
     pub fn get(&self, backend: Backend) -> &T {
         match backend {
             Backend::CoreApiRead => &self.core_api_read,
+            Backend::CoreApiWrite => &self.core_api_write,
         }
     }
 }
@@ -107,5 +125,22 @@ mod tests {
         assert_eq!(read.breaker.window, 20);
         assert_eq!(read.breaker.open_duration, Duration::from_secs(15));
         assert!(read.validate().is_ok());
+        let write = PolicyConfig::from_profile(Backend::CoreApiWrite.profile());
+        assert_eq!(write.attempt.cap, Duration::from_secs(4));
+        assert_eq!(write.retry.max_attempts, 1);
+        assert_eq!(write.bulkhead.capacity, 16);
+        assert_eq!(write.breaker.window, 20);
+        assert_eq!(write.breaker.open_duration, Duration::from_secs(15));
+        assert!(write.validate().is_ok());
+    }
+
+    #[test]
+    fn the_core_api_override_forces_reads_and_writes() {
+        assert_eq!(Backend::CoreApiRead.dependency(), Dependency::CoreApi);
+        assert_eq!(Backend::CoreApiWrite.dependency(), Dependency::CoreApi);
+        assert_ne!(
+            Backend::CoreApiRead.health_name(),
+            Backend::CoreApiWrite.health_name()
+        );
     }
 }

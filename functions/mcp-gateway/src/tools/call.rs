@@ -55,7 +55,42 @@ impl Call<'_> {
     /// [`ToolError`] per SPEC §3: core-api's 4xx as the matching tool error, 5xx or an
     /// unreachable core-api as `dependency_unavailable`, a passed deadline as
     /// `deadline_exceeded`.
-    pub async fn core_api_read<T, F, Fut>(&self, mut op: F) -> Result<T, ToolError>
+    pub async fn core_api_read<T, F, Fut>(&self, op: F) -> Result<T, ToolError>
+    where
+        F: FnMut(CallMeta) -> Fut,
+        Fut: Future<Output = Result<T, CoreApiError>>,
+    {
+        self.core_api(Backend::CoreApiRead, Idempotency::Idempotent, op)
+            .await
+            .map_err(|e| map_policy_error(e, Dependency::CoreApi))
+    }
+
+    /// Runs one core-api write under the write policy (seed 004 §1: one attempt, 4 s cap,
+    /// bulkhead 16, its own breaker). The gateway never repeats a write, whatever
+    /// `KOSHA_POLICY_CORE_API_WRITE_MAX_ATTEMPTS` says: the agent retries, with the same
+    /// idempotency key.
+    ///
+    /// # Errors
+    /// As [`Call::core_api_read`], except that a deadline or timeout that may have come after
+    /// core-api received the request is [`ToolError::WriteUnconfirmed`] (`deadline_exceeded`,
+    /// saying a retry with the same arguments is safe).
+    pub async fn core_api_write<T, F, Fut>(&self, op: F) -> Result<T, ToolError>
+    where
+        F: FnMut(CallMeta) -> Fut,
+        Fut: Future<Output = Result<T, CoreApiError>>,
+    {
+        self.core_api(Backend::CoreApiWrite, Idempotency::NonIdempotent, op)
+            .await
+            .map_err(map_write_error)
+    }
+
+    /// `op` under `backend`'s policy, with this call's principal, deadline and chaos plan.
+    async fn core_api<T, F, Fut>(
+        &self,
+        backend: Backend,
+        idempotency: Idempotency,
+        mut op: F,
+    ) -> Result<T, PolicyError<CoreApiError>>
     where
         F: FnMut(CallMeta) -> Fut,
         Fut: Future<Output = Result<T, CoreApiError>>,
@@ -64,23 +99,32 @@ impl Call<'_> {
         let header = downstream.to_header();
         let mut faults = self.faults(Target::CoreApi);
         self.gateway
-            .policy(Backend::CoreApiRead)
-            .call_with_faults(
-                &self.deadline,
-                Idempotency::Idempotent,
-                faults.as_mut(),
-                |attempt| {
-                    self.attempts.fetch_add(1, Ordering::Relaxed);
-                    op(CallMeta {
-                        principal: self.principal.map(str::to_owned),
-                        deadline_header: Some(header.clone()),
-                        timeout: attempt.timeout,
-                        chaos: self.chaos.map(|h| h.header.clone()),
-                    })
-                },
-            )
+            .policy(backend)
+            .call_with_faults(&self.deadline, idempotency, faults.as_mut(), |attempt| {
+                self.attempts.fetch_add(1, Ordering::Relaxed);
+                op(CallMeta {
+                    principal: self.principal.map(str::to_owned),
+                    deadline_header: Some(header.clone()),
+                    timeout: attempt.timeout,
+                    chaos: self.chaos.map(|h| h.header.clone()),
+                })
+            })
             .await
-            .map_err(|e| map_policy_error(e, Dependency::CoreApi))
+    }
+}
+
+/// [`map_policy_error`] for a write: every way the deadline or the attempt cap can cut it
+/// short is [`ToolError::WriteUnconfirmed`].
+fn map_write_error(e: PolicyError<CoreApiError>) -> ToolError {
+    const DEP: Dependency = Dependency::CoreApi;
+    match e {
+        PolicyError::AttemptTimeout | PolicyError::Inner(CoreApiError::Timeout) => {
+            ToolError::WriteUnconfirmed { dependency: DEP }
+        }
+        other => match map_policy_error(other, DEP) {
+            ToolError::DeadlineExceeded { .. } => ToolError::WriteUnconfirmed { dependency: DEP },
+            mapped => mapped,
+        },
     }
 }
 

@@ -69,6 +69,15 @@ impl Hints {
         idempotent: true,
         open_world: false,
     };
+
+    /// A write made idempotent by its key (SPEC §4): not read-only, not destructive (it adds
+    /// a record), idempotent (the same call returns the first result), closed-world.
+    pub const KEYED_WRITE: Self = Self {
+        read_only: false,
+        destructive: false,
+        idempotent: true,
+        open_world: false,
+    };
 }
 
 /// Everything about a tool but its types and handler.

@@ -30,6 +30,18 @@ pub enum ToolError {
         /// The dependency that was being waited on, if any.
         dependency: Option<Dependency>,
     },
+    /// A write's deadline passed (or its attempt timed out) after the request may have
+    /// reached core-api: it may or may not have been recorded. Code `deadline_exceeded`; the
+    /// idempotency key makes a retry with the same arguments safe (SPEC §4).
+    #[error(
+        "the request deadline passed before {dependency} confirmed the write, which may or may \
+         not have been recorded; retrying with the same arguments (and the same \
+         idempotency_key, if you gave one) is safe: it returns the first result"
+    )]
+    WriteUnconfirmed {
+        /// The dependency that was being waited on.
+        dependency: Dependency,
+    },
     /// A dependency is down, failing, or its circuit breaker is open.
     #[error("{dependency} is unavailable; retry later")]
     DependencyUnavailable {
@@ -66,7 +78,9 @@ impl ToolError {
             Self::InvalidArgument { .. } => ErrorCode::InvalidArgument,
             Self::NotFound(_) => ErrorCode::NotFound,
             Self::Conflict(_) => ErrorCode::Conflict,
-            Self::DeadlineExceeded { .. } => ErrorCode::DeadlineExceeded,
+            Self::DeadlineExceeded { .. } | Self::WriteUnconfirmed { .. } => {
+                ErrorCode::DeadlineExceeded
+            }
             Self::DependencyUnavailable { .. } => ErrorCode::DependencyUnavailable,
             Self::Overloaded { .. } => ErrorCode::Overloaded,
             Self::Internal => ErrorCode::Internal,
@@ -86,6 +100,7 @@ impl ToolError {
                 retry_after_s,
             } => (*retry_after_s, *dependency),
             Self::DeadlineExceeded { dependency } => (None, *dependency),
+            Self::WriteUnconfirmed { dependency } => (None, Some(*dependency)),
             Self::InvalidArgument { .. }
             | Self::NotFound(_)
             | Self::Conflict(_)
@@ -130,6 +145,22 @@ mod tests {
         assert_eq!(v["error"]["message"], "top_k: must be between 1 and 20");
         assert!(v["error"].get("retry_after_s").is_none());
         assert!(v["error"].get("dependency").is_none());
+    }
+
+    #[test]
+    fn an_unconfirmed_write_is_deadline_exceeded_and_says_a_retry_is_safe() {
+        let v = ToolError::WriteUnconfirmed {
+            dependency: Dependency::CoreApi,
+        }
+        .to_json();
+        assert_eq!(v["error"]["code"], "deadline_exceeded");
+        assert_eq!(v["error"]["dependency"], "core-api");
+        let message = v["error"]["message"].as_str().unwrap();
+        assert!(
+            message.contains("retrying with the same arguments"),
+            "{message}"
+        );
+        assert!(message.contains("safe"), "{message}");
     }
 
     #[test]

@@ -11,10 +11,13 @@ pub mod args;
 pub mod call;
 pub mod catalogue;
 pub mod error;
+pub mod flag_transaction_for_review;
 pub mod get_service_health;
 pub mod get_transaction;
+pub mod idempotency;
 pub mod list_transactions;
 pub mod observe;
+pub mod raise_dispute;
 pub mod reference;
 pub mod search_knowledge_base;
 
@@ -27,6 +30,8 @@ pub fn catalogue() -> Catalogue {
         Entry::of::<get_transaction::GetTransaction>(),
         Entry::of::<list_transactions::ListTransactions>(),
         Entry::of::<get_service_health::GetServiceHealth>(),
+        Entry::of::<raise_dispute::RaiseDispute>(),
+        Entry::of::<flag_transaction_for_review::FlagTransactionForReview>(),
     ])
 }
 
@@ -55,7 +60,9 @@ mod tests {
                 "search_knowledge_base",
                 "get_transaction",
                 "list_transactions",
-                "get_service_health"
+                "get_service_health",
+                "raise_dispute",
+                "flag_transaction_for_review"
             ]
         );
         assert_eq!(names(c.visible(&[Role::Operator])), ["get_service_health"]);
@@ -125,7 +132,7 @@ mod tests {
     fn health_lists_the_backends_the_tools_call() {
         assert_eq!(
             catalogue().backends().into_iter().collect::<Vec<_>>(),
-            [Backend::CoreApiRead]
+            [Backend::CoreApiRead, Backend::CoreApiWrite]
         );
     }
 
