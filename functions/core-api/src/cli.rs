@@ -88,7 +88,7 @@ pub async fn run(command: Command, config: &Config) -> Result<(), CliError> {
             kosha_runtime::serve(router(state)).await?;
         }
         Command::Migrate => {
-            let mut client = migrate::connect(&config.database_url).await?;
+            let mut client = migrate::connect_with(&config.database_url, &config.pool).await?;
             let report = migrate::migrate_and_seed(&mut client).await?;
             tracing::info!(
                 migrations_applied = ?report.applied,
@@ -101,7 +101,7 @@ pub async fn run(command: Command, config: &Config) -> Result<(), CliError> {
             println!("core-api migrate: {report}");
         }
         Command::SeedCheck => {
-            let client = migrate::connect(&config.database_url).await?;
+            let client = migrate::connect_with(&config.database_url, &config.pool).await?;
             let data = seed::generate();
             let found = seed::count_present(&client, &data).await?;
             let expected = data.counts();
