@@ -240,19 +240,22 @@ fn settings(ca: Option<&Ca>) -> PoolSettings {
     }
 }
 
-/// Connects with `url` and `ca`; `Ok(true)` when the session is encrypted.
+/// Connects with `url` and `ca`; `Ok(true)` when the server sees the session encrypted with
+/// TLS 1.3 (what rustls and PostgreSQL 15 on OpenSSL 3 agree on).
 async fn connect(url: &str, ca: Option<&Ca>) -> Result<bool, String> {
     let client = migrate::connect_with(url, &settings(ca))
         .await
         .map_err(|e| e.to_string())?;
     let row = client
         .query_one(
-            "SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()",
+            "SELECT ssl, version FROM pg_stat_ssl WHERE pid = pg_backend_pid()",
             &[],
         )
         .await
         .map_err(|e| e.to_string())?;
-    Ok(row.get(0))
+    let (ssl, version): (bool, Option<String>) = (row.get(0), row.get(1));
+    assert_eq!(ssl, version.as_deref() == Some("TLSv1.3"), "{version:?}");
+    Ok(ssl)
 }
 
 #[tokio::test]
