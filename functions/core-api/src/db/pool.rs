@@ -84,11 +84,7 @@ pub fn pg_config(
     let mut config: tokio_postgres::Config = url
         .parse()
         .map_err(|e: tokio_postgres::Error| PoolBuildError::Url(super::error_chain(&e)))?;
-    let mode = mode.unwrap_or(match config.get_ssl_mode() {
-        tokio_postgres::config::SslMode::Disable => tls::SslMode::Disable,
-        tokio_postgres::config::SslMode::Prefer => tls::SslMode::Prefer,
-        _ => tls::SslMode::Require,
-    });
+    let mode = mode.unwrap_or_else(|| tls::SslMode::from_tokio_postgres(config.get_ssl_mode()));
     config.ssl_mode(mode.for_tokio_postgres());
     config.connect_timeout(settings.connect_timeout);
     config.application_name("kosha-core-api");

@@ -63,6 +63,17 @@ impl SslMode {
         }
     }
 
+    /// The mode tokio-postgres parsed (the key=value form of the URL, or no `sslmode`).
+    pub fn from_tokio_postgres(mode: tokio_postgres::config::SslMode) -> Self {
+        use tokio_postgres::config::SslMode as Pg;
+        match mode {
+            Pg::Disable => Self::Disable,
+            Pg::Prefer => Self::Prefer,
+            // `Require`, and any mode a later tokio-postgres adds: the strictest it knows.
+            _ => Self::Require,
+        }
+    }
+
     /// What tokio-postgres is told: it knows `disable`, `prefer` and `require`; the `verify-*`
     /// modes are `require` plus the checks of [`connector`].
     pub fn for_tokio_postgres(self) -> tokio_postgres::config::SslMode {
@@ -305,11 +316,31 @@ mod tests {
     #[test]
     fn verify_modes_become_require_for_tokio_postgres() {
         use tokio_postgres::config::SslMode as Pg;
+        for pg in [Pg::Disable, Pg::Prefer, Pg::Require] {
+            assert_eq!(SslMode::from_tokio_postgres(pg).for_tokio_postgres(), pg);
+        }
         assert_eq!(SslMode::Disable.for_tokio_postgres(), Pg::Disable);
         assert_eq!(SslMode::Prefer.for_tokio_postgres(), Pg::Prefer);
         for mode in [SslMode::Require, SslMode::VerifyCa, SslMode::VerifyFull] {
             assert_eq!(mode.for_tokio_postgres(), Pg::Require);
         }
+    }
+
+    #[test]
+    fn a_ca_bundle_reads_every_certificate_and_debug_shows_only_the_count() {
+        let ca = |name: &str| {
+            let mut params = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap();
+            params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
+            params
+                .distinguished_name
+                .push(rcgen::DnType::CommonName, name);
+            let key = rcgen::KeyPair::generate().unwrap();
+            params.self_signed(&key).unwrap().pem()
+        };
+        let pem = format!("{}{}", ca("first CA"), ca("second CA"));
+        let bundle = CaBundle::from_pem(pem.as_bytes()).unwrap();
+        assert_eq!(bundle.roots().len(), 2);
+        assert_eq!(format!("{bundle:?}"), "CaBundle(2 certificates)");
     }
 
     #[test]
