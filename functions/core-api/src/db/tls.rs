@@ -150,7 +150,7 @@ pub fn take_sslmode(url: &str) -> Result<(String, Option<SslMode>), String> {
     };
     let mut mode = None;
     let mut rest = Vec::new();
-    for pair in query.split('&') {
+    for pair in query.split('&').filter(|pair| !pair.is_empty()) {
         let (key, value) = pair.split_once('=').unwrap_or((pair, ""));
         match key {
             "sslmode" => {
@@ -289,8 +289,12 @@ mod tests {
             ("postgresql://db/k", Some(SslMode::Require))
         );
         // The last one wins, as in libpq.
-        let (_, mode) = take_sslmode("postgres://db/k?sslmode=disable&sslmode=verify-ca").unwrap();
-        assert_eq!(mode, Some(SslMode::VerifyCa));
+        let (url, mode) =
+            take_sslmode("postgres://db/k?sslmode=disable&&sslmode=verify-ca&").unwrap();
+        assert_eq!(
+            (url.as_str(), mode),
+            ("postgres://db/k", Some(SslMode::VerifyCa))
+        );
         for plain in ["postgres://db/k", "host=db sslmode=require"] {
             assert_eq!(take_sslmode(plain).unwrap(), (plain.to_owned(), None));
         }
