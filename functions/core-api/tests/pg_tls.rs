@@ -1,7 +1,9 @@
 //! core-api to PostgreSQL over TLS (issue 16) against a throwaway server of the test's own:
 //! `initdb` into a temporary directory, `ssl = on` with a server certificate for `localhost`
 //! signed by a CA made here (rcgen), a free port, and a `pg_hba.conf` of `hostssl` lines only,
-//! so plain connections are refused. The machine's cluster (5432) is not touched.
+//! so plain connections are refused. The machine's cluster (5432) is not touched. A fake
+//! server without TLS checks that `prefer` (the default) falls back to plain and the stricter
+//! modes refuse it.
 //!
 //! Needs PostgreSQL's server binaries (`/usr/lib/postgresql/<version>/bin`, or the directory
 //! in `KOSHA_TEST_PG_BIN`); without them the test says SKIPPED on stderr and returns. As root,
@@ -413,4 +415,56 @@ fn thread_cpu() -> Duration {
     let stat = std::fs::read_to_string("/proc/thread-self/schedstat").unwrap_or_default();
     let ns = stat.split_whitespace().next().and_then(|n| n.parse().ok());
     Duration::from_nanos(ns.unwrap_or(0))
+}
+
+/// A server without TLS: answers `N` to the SSLRequest, then the startup with
+/// AuthenticationOk and ReadyForQuery; holds the connection open (no queries: the connection
+/// is the check).
+async fn plain_only_server() -> u16 {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    tokio::spawn(async move {
+        let mut held = Vec::new();
+        while let Ok((mut socket, _)) = listener.accept().await {
+            // SSLRequest: length 8, code 80877103.
+            let mut request = [0; 8];
+            socket.read_exact(&mut request).await.unwrap();
+            assert_eq!(request, [0, 0, 0, 8, 4, 210, 22, 47], "an SSLRequest first");
+            socket.write_all(b"N").await.unwrap();
+            // A client that wanted TLS hangs up here.
+            let Ok(len) = socket.read_i32().await else {
+                continue;
+            };
+            let mut startup = vec![0; usize::try_from(len - 4).unwrap()];
+            socket.read_exact(&mut startup).await.unwrap();
+            let mut answer = vec![b'R', 0, 0, 0, 8, 0, 0, 0, 0];
+            answer.extend([b'Z', 0, 0, 0, 5, b'I']);
+            socket.write_all(&answer).await.unwrap();
+            held.push(socket);
+        }
+    });
+    port
+}
+
+#[tokio::test]
+async fn prefer_falls_back_to_plain_and_require_refuses_a_server_without_tls() {
+    let port = plain_only_server().await;
+    let url = |mode: &str| format!("postgres://postgres@127.0.0.1:{port}/kosha?sslmode={mode}");
+    // No sslmode is prefer: the local stack's server may have TLS off.
+    for url in [
+        url("prefer"),
+        format!("postgres://postgres@127.0.0.1:{port}/kosha"),
+    ] {
+        migrate::connect_with(&url, &PoolSettings::default())
+            .await
+            .unwrap_or_else(|e| panic!("{url}: {e}"));
+    }
+    for mode in ["require", "verify-ca", "verify-full"] {
+        let e = migrate::connect_with(&url(mode), &PoolSettings::default())
+            .await
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("server does not support TLS"), "{mode}: {e}");
+    }
 }
