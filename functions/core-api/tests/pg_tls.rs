@@ -468,3 +468,33 @@ async fn prefer_falls_back_to_plain_and_require_refuses_a_server_without_tls() {
         assert!(e.contains("server does not support TLS"), "{mode}: {e}");
     }
 }
+
+/// What a CA bundle of RDS's size costs a cold start: reading and checking 120 certificates
+/// (`KOSHA_DATABASE_CA_FILE`, once in `main`) and building a connector on them (once per pool).
+#[test]
+#[ignore = "a measurement: run with --ignored --nocapture"]
+fn ca_bundle_cost_at_start_up() {
+    const CERTS: usize = 120;
+    let dir = std::env::temp_dir().join(format!("kosha-pgtls-bundle-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("bundle.pem");
+    let pem: String = (0..CERTS)
+        .map(|i| Ca::new(&format!("CA {i}")).pem)
+        .collect();
+    std::fs::write(&file, &pem).unwrap();
+    let lookup = |key: &str| (key == "KOSHA_DATABASE_CA_FILE").then(|| path(&file).to_owned());
+    let start = Instant::now();
+    let bundle = database_ca(lookup).unwrap().unwrap();
+    let read = start.elapsed();
+    let start = Instant::now();
+    let _connector =
+        core_api::db::tls::connector(core_api::db::tls::SslMode::VerifyFull, Some(&bundle));
+    let build = start.elapsed();
+    println!(
+        "{CERTS} CA certificates, {} KiB of PEM: read and checked in {:.2} ms, connector built in {:.2} ms",
+        pem.len() / 1024,
+        read.as_secs_f64() * 1e3,
+        build.as_secs_f64() * 1e3
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
