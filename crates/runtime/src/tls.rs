@@ -7,11 +7,14 @@
 //! cost 6.8 ms of CPU, and the gateway read two (the AWS SDK's and reqwest's; issue 6,
 //! docs/benchmarks.md, "How init went from 4.87 × to 1.47 ×"). Every endpoint
 //! Kosha calls — AWS APIs, Lambda Function URLs, Cognito's JWKS, public embeddings APIs —
-//! chains to a root in that program. A private CA is not supported.
+//! chains to a root in that program. A private CA is not supported for HTTPS.
 //!
 //! - [`http_client`]: a reqwest client on one rustls configuration (aws-lc-rs, TLS 1.2 and
 //!   1.3, ALPN h2 then http/1.1), for every HTTP dependency of a process.
 //! - [`sdk_http_client`]: the AWS SDK's HTTP client on the same roots ([`crate::aws`]).
+//! - [`config_builder`], [`mozilla_roots`], [`crypto_provider`]: the policy's pieces, for a
+//!   client that is not HTTP (core-api's PostgreSQL connector, which trusts a CA from
+//!   configuration because RDS's CA is not in Mozilla's program).
 
 use std::sync::{Arc, LazyLock, OnceLock};
 use std::time::Duration;
@@ -36,22 +39,39 @@ pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(1);
 /// Lambda Function URLs and ALBs, so a pooled connection is not reset under a request).
 pub const POOL_IDLE_TIMEOUT: Duration = Duration::from_secs(30);
 
+static PROVIDER: LazyLock<Arc<rustls::crypto::CryptoProvider>> =
+    LazyLock::new(|| Arc::new(rustls::crypto::aws_lc_rs::default_provider()));
+
 static CLIENT_CONFIG: LazyLock<rustls::ClientConfig> = LazyLock::new(|| {
-    let roots = rustls::RootCertStore {
-        roots: webpki_roots::TLS_SERVER_ROOTS.to_vec(),
-    };
-    let mut config = rustls::ClientConfig::builder_with_provider(Arc::new(
-        rustls::crypto::aws_lc_rs::default_provider(),
-    ))
-    .with_safe_default_protocol_versions()
-    // The aws-lc-rs provider supports the safe default versions; a failure here is a build
-    // misconfiguration, seen on the first start of any test.
-    .unwrap_or_else(|e| unreachable!("aws-lc-rs supports TLS 1.2 and 1.3: {e}"))
-    .with_root_certificates(roots)
-    .with_no_client_auth();
+    let mut config = config_builder()
+        .with_root_certificates(mozilla_roots())
+        .with_no_client_auth();
     config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
     config
 });
+
+/// The policy's crypto provider (aws-lc-rs), shared by every rustls configuration of a process.
+pub fn crypto_provider() -> Arc<rustls::crypto::CryptoProvider> {
+    Arc::clone(&PROVIDER)
+}
+
+/// A rustls client builder on the policy: [`crypto_provider`], TLS 1.2 and 1.3. The caller
+/// picks the certificate verifier (the HTTPS client: [`mozilla_roots`]; PostgreSQL: a CA from
+/// configuration, functions/core-api/src/db/tls.rs) and ALPN.
+pub fn config_builder() -> rustls::ConfigBuilder<rustls::ClientConfig, rustls::WantsVerifier> {
+    rustls::ClientConfig::builder_with_provider(crypto_provider())
+        .with_safe_default_protocol_versions()
+        // The aws-lc-rs provider supports the safe default versions; a failure here is a build
+        // misconfiguration, seen on the first start of any test.
+        .unwrap_or_else(|e| unreachable!("aws-lc-rs supports TLS 1.2 and 1.3: {e}"))
+}
+
+/// Mozilla's roots as a rustls trust store (compiled in; nothing is read).
+pub fn mozilla_roots() -> rustls::RootCertStore {
+    rustls::RootCertStore {
+        roots: webpki_roots::TLS_SERVER_ROOTS.to_vec(),
+    }
+}
 
 /// A reqwest client on the process's rustls configuration (built on first use; nothing is read
 /// or parsed: the trust anchors are compiled in): [`CONNECT_TIMEOUT`], [`POOL_IDLE_TIMEOUT`], no total

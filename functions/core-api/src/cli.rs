@@ -115,6 +115,7 @@ pub async fn run(command: Command, config: &Config) -> Result<(), CliError> {
             }
             let context = TaskContext {
                 database_url: config.database_url.as_str().into(),
+                pool: config.pool.clone(),
                 embedder,
             };
             kosha_runtime::serve_with_tasks(router(state), move |task| {
@@ -124,7 +125,7 @@ pub async fn run(command: Command, config: &Config) -> Result<(), CliError> {
         }
         Command::Embed => {
             let embedder = embedder(config, Arc::new(NoOverrides))?.ok_or(CliError::NoEmbedder)?;
-            let mut client = migrate::connect(&config.database_url).await?;
+            let mut client = migrate::connect_with(&config.database_url, &config.pool).await?;
             let report = backfill::run(&mut client, &embedder).await?;
             tracing::info!(
                 embedded = report.embedded,
@@ -140,7 +141,7 @@ pub async fn run(command: Command, config: &Config) -> Result<(), CliError> {
             );
         }
         Command::Migrate => {
-            let mut client = migrate::connect(&config.database_url).await?;
+            let mut client = migrate::connect_with(&config.database_url, &config.pool).await?;
             let report = migrate::migrate_and_seed(&mut client).await?;
             tracing::info!(
                 migrations_applied = ?report.applied,
@@ -153,7 +154,7 @@ pub async fn run(command: Command, config: &Config) -> Result<(), CliError> {
             println!("core-api migrate: {report}");
         }
         Command::SeedCheck => {
-            let client = migrate::connect(&config.database_url).await?;
+            let client = migrate::connect_with(&config.database_url, &config.pool).await?;
             let data = seed::generate();
             let found = seed::count_present(&client, &data).await?;
             let expected = data.counts();

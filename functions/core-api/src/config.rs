@@ -3,7 +3,8 @@
 //!
 //! | variable | default | meaning |
 //! |---|---|---|
-//! | `DATABASE_URL` | `postgres://postgres@127.0.0.1:5432/kosha` | PostgreSQL connection URL |
+//! | `DATABASE_URL` | `postgres://postgres@127.0.0.1:5432/kosha` | PostgreSQL connection URL; `sslmode=` `disable`, `prefer` (default), `require`, `verify-ca` or `verify-full` ([`crate::db::tls`]) |
+//! | `KOSHA_DATABASE_CA_FILE` | none (Mozilla's roots) | PEM bundle of the CAs PostgreSQL's certificate must chain to (RDS: its global bundle) |
 //! | `KOSHA_POLICY_POSTGRES_POOL_MAX` | 2 | pool size (seed 004 §1) |
 //! | `KOSHA_POLICY_POSTGRES_POOL_WAIT_MS` | 500 | wait for a free connection before `overloaded` |
 //! | `KOSHA_POLICY_POSTGRES_STATEMENT_TIMEOUT_MS` | 3000 | `statement_timeout` cap |
@@ -29,6 +30,7 @@ use kosha_runtime::config::{bool_or, parse_or, string_or, var};
 
 use crate::db::PoolSettings;
 use crate::db::pool::DEFAULT_CONNECT_TIMEOUT;
+use crate::db::tls::{self, CaBundle};
 
 /// Default `DATABASE_URL` (SPEC §2).
 pub const DEFAULT_DATABASE_URL: &str = "postgres://postgres@127.0.0.1:5432/kosha";
@@ -42,6 +44,22 @@ pub enum ConfigError {
     /// A `KOSHA_POLICY_POSTGRES_*` variable is invalid.
     #[error(transparent)]
     Postgres(#[from] kosha_resilience::error::ConfigError),
+}
+
+/// The CA bundle `KOSHA_DATABASE_CA_FILE` names, read and checked; `None` when unset.
+///
+/// # Errors
+/// [`ConfigError::Env`] naming the variable when the file is unreadable or holds no usable
+/// certificate.
+pub fn database_ca(
+    lookup: impl Fn(&str) -> Option<String>,
+) -> Result<Option<CaBundle>, ConfigError> {
+    let Some(path) = lookup(tls::CA_FILE_ENV) else {
+        return Ok(None);
+    };
+    CaBundle::from_file(path.trim())
+        .map(Some)
+        .map_err(|reason| kosha_runtime::config::ConfigError::new(tls::CA_FILE_ENV, reason).into())
 }
 
 /// Validated configuration.
@@ -87,6 +105,7 @@ impl Config {
         let pool = PoolSettings {
             postgres: PostgresConfig::from_lookup(var)?,
             connect_timeout: millis("KOSHA_PG_CONNECT_TIMEOUT_MS", DEFAULT_CONNECT_TIMEOUT)?,
+            ca: database_ca(var)?,
         };
         Ok(Self {
             database_url: string_or("DATABASE_URL", DEFAULT_DATABASE_URL),

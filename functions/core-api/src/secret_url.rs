@@ -5,6 +5,11 @@
 //! The secret's `SecretString` is either a PostgreSQL URL (`postgres://user:pass@host/db`) or
 //! the JSON an RDS-managed secret holds (`{"username", "password", "host", "port"?,
 //! "dbname"?}`), from which the URL is built with the user and password percent-encoded.
+//!
+//! A URL without `sslmode` gets `sslmode=verify-full` (the server's certificate must chain to
+//! `KOSHA_DATABASE_CA_FILE` and name the host, `crate::db::tls`): a deployed database is
+//! reached over the network, where libpq's default `prefer` would accept any certificate or
+//! none. A secret that says `sslmode=` keeps its own.
 
 use serde::Deserialize;
 
@@ -37,7 +42,7 @@ struct RdsSecret {
 pub fn database_url(secret_string: &str) -> Result<String, SecretUrlError> {
     let s = secret_string.trim();
     if s.starts_with("postgres://") || s.starts_with("postgresql://") {
-        return Ok(s.to_owned());
+        return Ok(verify_full_unless_said(s.to_owned()));
     }
     let rds: RdsSecret =
         serde_json::from_str(s).map_err(|_| SecretUrlError::Format("unparseable"))?;
@@ -52,7 +57,17 @@ pub fn database_url(secret_string: &str) -> Result<String, SecretUrlError> {
     url.set_password(Some(&rds.password))
         .map_err(|()| SecretUrlError::Format("bad password"))?;
     url.set_path(rds.dbname.as_deref().unwrap_or("postgres"));
-    Ok(url.to_string())
+    Ok(verify_full_unless_said(url.to_string()))
+}
+
+/// `url` with `sslmode=verify-full` appended when it names no `sslmode` (a bad one is left for
+/// the pool to refuse).
+fn verify_full_unless_said(url: String) -> String {
+    match crate::db::tls::take_sslmode(&url) {
+        Ok((_, None)) if url.contains('?') => format!("{url}&sslmode=verify-full"),
+        Ok((_, None)) => format!("{url}?sslmode=verify-full"),
+        _ => url,
+    }
 }
 
 /// Reads `arn` from Secrets Manager and returns the database URL it holds.
@@ -94,9 +109,17 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_url_is_taken_as_it_is() {
+    fn a_url_is_taken_as_it_is_with_verify_full_by_default() {
         let u = "postgres://app:s3cret@db.internal:5432/kosha";
-        assert_eq!(database_url(u).unwrap(), u);
+        assert_eq!(database_url(u).unwrap(), format!("{u}?sslmode=verify-full"));
+        let u = "postgres://app:s3cret@db.internal:5432/kosha?application_name=x";
+        assert_eq!(database_url(u).unwrap(), format!("{u}&sslmode=verify-full"));
+        for u in [
+            "postgres://app:s3cret@db.internal:5432/kosha?sslmode=require",
+            "postgres://app@db.internal/kosha?sslmode=disable&application_name=x",
+        ] {
+            assert_eq!(database_url(u).unwrap(), u);
+        }
     }
 
     #[test]
@@ -105,7 +128,7 @@ mod tests {
         let url = database_url(json).unwrap();
         assert_eq!(
             url,
-            "postgres://app:p%40ss%2Fw%3Ard%3F%23@db.example.eu-west-1.rds.amazonaws.com:6543/kosha"
+            "postgres://app:p%40ss%2Fw%3Ard%3F%23@db.example.eu-west-1.rds.amazonaws.com:6543/kosha?sslmode=verify-full"
         );
         let parsed = url::Url::parse(&url).unwrap();
         assert_eq!(parsed.password(), Some("p%40ss%2Fw%3Ard%3F%23"));
@@ -114,7 +137,7 @@ mod tests {
     #[test]
     fn defaults_port_and_database() {
         let url = database_url(r#"{"username":"u","password":"p","host":"h"}"#).unwrap();
-        assert_eq!(url, "postgres://u:p@h:5432/postgres");
+        assert_eq!(url, "postgres://u:p@h:5432/postgres?sslmode=verify-full");
     }
 
     #[test]

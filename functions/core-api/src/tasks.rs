@@ -12,14 +12,17 @@ use std::sync::Arc;
 use serde_json::{Value, json};
 
 use crate::backfill;
-use crate::db::migrate;
+use crate::db::{PoolSettings, migrate};
 use crate::embeddings::Embedder;
 
-/// What a task needs: the database URL (from Secrets Manager when deployed) and the embedder.
+/// What a task needs: the database URL (from Secrets Manager when deployed), the pool's
+/// settings (their TLS CA bundle: deployed URLs say `sslmode=verify-full`) and the embedder.
 #[derive(Clone)]
 pub struct TaskContext {
     /// PostgreSQL URL; never logged.
     pub database_url: Arc<str>,
+    /// The pool's settings; tasks connect with the same TLS as the pool.
+    pub pool: PoolSettings,
     /// The embedder, when configured (`embed` needs it).
     pub embedder: Option<Arc<Embedder>>,
 }
@@ -28,6 +31,7 @@ impl std::fmt::Debug for TaskContext {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("TaskContext")
             .field("database_url", &"<redacted>")
+            .field("pool", &self.pool)
             .field("embedder", &self.embedder)
             .finish()
     }
@@ -58,7 +62,7 @@ pub async fn run(context: TaskContext, name: String) -> Result<Value, String> {
 /// # Errors
 /// The migration's error as text.
 pub async fn migrate(context: &TaskContext) -> Result<String, String> {
-    let mut client = migrate::connect(&context.database_url)
+    let mut client = migrate::connect_with(&context.database_url, &context.pool)
         .await
         .map_err(|e| e.to_string())?;
     let report = migrate::migrate_and_seed(&mut client)
@@ -75,7 +79,7 @@ pub async fn embed(context: &TaskContext) -> Result<String, String> {
     let Some(embedder) = context.embedder.as_deref() else {
         return Err("KOSHA_EMBEDDINGS_URL is not set: nothing to embed with".to_owned());
     };
-    let mut client = migrate::connect(&context.database_url)
+    let mut client = migrate::connect_with(&context.database_url, &context.pool)
         .await
         .map_err(|e| e.to_string())?;
     let report = backfill::run(&mut client, embedder)

@@ -4,7 +4,7 @@
 //! lock, so two deploys or dev scripts migrating at once take turns instead of racing.
 //! `migrate` then applies the seed; both steps are idempotent.
 
-use tokio_postgres::{Client, NoTls};
+use tokio_postgres::Client;
 
 use super::DbError;
 use super::pool::{PoolSettings, pg_config};
@@ -78,13 +78,22 @@ impl std::fmt::Display for MigrateReport {
     }
 }
 
-/// Opens one connection to `url`; the connection task ends when the client is dropped.
+/// Opens one connection to `url` with the default [`PoolSettings`] (no CA bundle: `verify-*`
+/// trusts Mozilla's roots); the connection task ends when the client is dropped.
 ///
 /// # Errors
 /// [`MigrateError`] when the URL is bad or PostgreSQL cannot be reached.
 pub async fn connect(url: &str) -> Result<Client, MigrateError> {
-    let config = pg_config(url, &PoolSettings::default())?;
-    let (client, connection) = config.connect(NoTls).await.map_err(DbError::from)?;
+    connect_with(url, &PoolSettings::default()).await
+}
+
+/// [`connect`] with `settings`' connect timeout, statement timeout and CA bundle.
+///
+/// # Errors
+/// As [`connect`].
+pub async fn connect_with(url: &str, settings: &PoolSettings) -> Result<Client, MigrateError> {
+    let (config, tls) = pg_config(url, settings)?;
+    let (client, connection) = config.connect(tls).await.map_err(DbError::from)?;
     tokio::spawn(async move {
         if let Err(e) = connection.await {
             tracing::warn!(error = %e, "migration connection closed");

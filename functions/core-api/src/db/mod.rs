@@ -1,7 +1,7 @@
 //! PostgreSQL access: the pool ([`pool`]), embedded migrations ([`migrate`]), the deterministic
 //! seed ([`seed`]), the typed queries behind the reads ([`queries`]), the passage vectors
-//! ([`vectors`]) and the idempotent write
-//! transactions ([`writes`]).
+//! ([`vectors`]) and the idempotent write transactions ([`writes`]); TLS to the server
+//! ([`tls`]).
 //!
 //! Every failure is classified once, here, into a [`DbError`] that says what the caller should
 //! do about it (retry later, give up, or report a bug); the HTTP edge maps it to an error code.
@@ -11,6 +11,7 @@ pub mod pool;
 pub mod queries;
 pub mod seed;
 pub mod settings;
+pub mod tls;
 pub mod vectors;
 pub mod writes;
 
@@ -73,7 +74,7 @@ impl From<tokio_postgres::Error> for DbError {
         }
         let is_io = std::error::Error::source(&e)
             .is_some_and(|s| s.downcast_ref::<std::io::Error>().is_some());
-        let text = e.to_string();
+        let text = error_chain(&e);
         if is_io || e.is_closed() || text.starts_with("timeout waiting for server") {
             Self::Unavailable(text)
         } else {
@@ -103,6 +104,21 @@ impl From<PoolError> for DbError {
             PoolError::PostCreateHook(hook) => Self::Unavailable(hook.to_string()),
         }
     }
+}
+
+/// `e` and its sources, `: `-separated. tokio-postgres's own text is only the kind ("error
+/// performing TLS handshake", "invalid connection string"); the why (rustls's "invalid peer
+/// certificate: UnknownIssuer", an I/O error, the option refused) is its source. None of them
+/// quotes a password.
+pub(crate) fn error_chain(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut text = e.to_string();
+    let mut source = e.source();
+    while let Some(s) = source {
+        text.push_str(": ");
+        text.push_str(&s.to_string());
+        source = s.source();
+    }
+    text
 }
 
 /// SQLSTATEs that mean "PostgreSQL is not usable right now" rather than "this query is wrong":

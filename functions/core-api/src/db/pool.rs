@@ -20,9 +20,10 @@ use super::PostgresConfig;
 use deadpool_postgres::{
     Manager, ManagerConfig, Object, Pool, PoolError, RecyclingMethod, Runtime,
 };
-use tokio_postgres::NoTls;
+use tokio_postgres_rustls::MakeRustlsConnect;
 
 use super::DbError;
+use super::tls::{self, CaBundle};
 use crate::deadline::Budget;
 
 /// The pool type the routes share (cheap to clone: an `Arc` inside).
@@ -40,6 +41,9 @@ pub struct PoolSettings {
     /// How long opening (or recycling) a connection may take (2 s); the policy has no
     /// equivalent.
     pub connect_timeout: Duration,
+    /// The CA bundle TLS connections trust (`KOSHA_DATABASE_CA_FILE`); `None` = Mozilla's
+    /// roots for `verify-*` ([`tls`]).
+    pub ca: Option<CaBundle>,
 }
 
 impl Default for PoolSettings {
@@ -47,6 +51,7 @@ impl Default for PoolSettings {
         Self {
             postgres: PostgresConfig::defaults(),
             connect_timeout: DEFAULT_CONNECT_TIMEOUT,
+            ca: None,
         }
     }
 }
@@ -65,24 +70,29 @@ pub enum PoolBuildError {
     Build(String),
 }
 
-/// Parses `url` and applies the connect and statement timeouts of `settings`.
+/// Parses `url` and applies the connect and statement timeouts of `settings`; returns it with
+/// the TLS connector its `sslmode` asks for ([`tls`]: `verify-*` is taken off the URL, which
+/// tokio-postgres would refuse, and enforced by the connector).
 ///
 /// # Errors
-/// [`PoolBuildError::Url`] when `url` does not parse.
+/// [`PoolBuildError::Url`] when `url` does not parse or names an unsupported `sslmode`.
 pub fn pg_config(
     url: &str,
     settings: &PoolSettings,
-) -> Result<tokio_postgres::Config, PoolBuildError> {
+) -> Result<(tokio_postgres::Config, MakeRustlsConnect), PoolBuildError> {
+    let (url, mode) = tls::take_sslmode(url).map_err(PoolBuildError::Url)?;
     let mut config: tokio_postgres::Config = url
         .parse()
-        .map_err(|e: tokio_postgres::Error| PoolBuildError::Url(e.to_string()))?;
+        .map_err(|e: tokio_postgres::Error| PoolBuildError::Url(super::error_chain(&e)))?;
+    let mode = mode.unwrap_or_else(|| tls::SslMode::from_tokio_postgres(config.get_ssl_mode()));
+    config.ssl_mode(mode.for_tokio_postgres());
     config.connect_timeout(settings.connect_timeout);
     config.application_name("kosha-core-api");
     config.options(format!(
         "-c statement_timeout={}",
         settings.postgres.statement_timeout.as_millis()
     ));
-    Ok(config)
+    Ok((config, tls::connector(mode, settings.ca.as_ref())))
 }
 
 /// Builds the pool. No connection is opened until the first request needs one, so a database
@@ -101,10 +111,10 @@ pub fn build_pool(url: &str, settings: &PoolSettings) -> Result<PgPool, PoolBuil
     {
         return Err(PoolBuildError::Setting("timeouts must be positive"));
     }
-    let config = pg_config(url, settings)?;
+    let (config, tls) = pg_config(url, settings)?;
     let manager = Manager::from_config(
         config,
-        NoTls,
+        tls,
         ManagerConfig {
             recycling_method: RecyclingMethod::Fast,
         },

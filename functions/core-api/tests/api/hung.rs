@@ -43,10 +43,10 @@ async fn fake_postgres(fake: Fake) -> String {
             held.push(socket);
         }
     });
-    format!("postgres://postgres@127.0.0.1:{port}/kosha")
+    format!("postgres://postgres@127.0.0.1:{port}/kosha?sslmode=disable")
 }
 
-/// Reads the StartupMessage (no SSLRequest: the pool uses `NoTls`) and answers
+/// Reads the StartupMessage (no SSLRequest: the URL says `sslmode=disable`) and answers
 /// AuthenticationOk and ReadyForQuery (idle).
 async fn startup(socket: &mut TcpStream) {
     let len = socket.read_i32().await.unwrap();
