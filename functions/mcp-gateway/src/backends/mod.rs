@@ -7,11 +7,13 @@
 //! | backend | health name | override | attempt cap | attempts | bulkhead | window | open |
 //! |---|---|---|---|---|---|---|---|
 //! | core-api reads | `core-api` | `core-api` | 2.0 s | 3 | 32 | 20 | 15 s |
+//! | screening-sim | `screening-sim` | `screening-sim` | 1.5 s | 2 | 8 | 10 | 30 s |
 //!
 //! Each setting can be overridden with `<env prefix>_<SETTING>` (see
 //! [`kosha_resilience::config`]), e.g. `KOSHA_POLICY_CORE_API_READ_BREAKER_OPEN_MS=3000`.
 
 pub mod core_api;
+pub mod screening;
 pub mod sigv4;
 
 use std::time::Duration;
@@ -24,6 +26,8 @@ use kosha_resilience::config::Profile;
 pub enum Backend {
     /// core-api's read endpoints.
     CoreApiRead,
+    /// screening-sim's `POST /v1/screen` (SPEC §4).
+    ScreeningSim,
 }
 
 impl Backend {
@@ -31,6 +35,7 @@ impl Backend {
     pub const fn health_name(self) -> &'static str {
         match self {
             Self::CoreApiRead => "core-api",
+            Self::ScreeningSim => "screening-sim",
         }
     }
 
@@ -39,6 +44,7 @@ impl Backend {
     pub const fn dependency(self) -> Dependency {
         match self {
             Self::CoreApiRead => Dependency::CoreApi,
+            Self::ScreeningSim => Dependency::ScreeningSim,
         }
     }
 
@@ -46,6 +52,7 @@ impl Backend {
     pub const fn env_prefix(self) -> &'static str {
         match self {
             Self::CoreApiRead => "KOSHA_POLICY_CORE_API_READ",
+            Self::ScreeningSim => "KOSHA_POLICY_SCREENING_SIM",
         }
     }
 
@@ -61,6 +68,14 @@ impl Backend {
                 breaker_window: 20,
                 open_for: Duration::from_secs(15),
             },
+            Self::ScreeningSim => Profile {
+                attempt_cap: Duration::from_millis(1_500),
+                attempt_margin: Duration::from_millis(150),
+                max_attempts: 2,
+                bulkhead: 8,
+                breaker_window: 10,
+                open_for: Duration::from_secs(30),
+            },
         }
     }
 }
@@ -71,6 +86,8 @@ impl Backend {
 pub struct PerBackend<T> {
     /// For [`Backend::CoreApiRead`].
     pub core_api_read: T,
+    /// For [`Backend::ScreeningSim`].
+    pub screening_sim: T,
 }
 
 impl<T> PerBackend<T> {
@@ -81,6 +98,7 @@ impl<T> PerBackend<T> {
     pub fn try_new<E>(mut f: impl FnMut(Backend) -> Result<T, E>) -> Result<Self, E> {
         Ok(Self {
             core_api_read: f(Backend::CoreApiRead)?,
+            screening_sim: f(Backend::ScreeningSim)?,
         })
     }
 
@@ -88,6 +106,7 @@ impl<T> PerBackend<T> {
     pub fn get(&self, backend: Backend) -> &T {
         match backend {
             Backend::CoreApiRead => &self.core_api_read,
+            Backend::ScreeningSim => &self.screening_sim,
         }
     }
 }
@@ -107,5 +126,12 @@ mod tests {
         assert_eq!(read.breaker.window, 20);
         assert_eq!(read.breaker.open_duration, Duration::from_secs(15));
         assert!(read.validate().is_ok());
+        let screening = PolicyConfig::from_profile(Backend::ScreeningSim.profile());
+        assert_eq!(screening.attempt.cap, Duration::from_millis(1_500));
+        assert_eq!(screening.retry.max_attempts, 2);
+        assert_eq!(screening.bulkhead.capacity, 8);
+        assert_eq!(screening.breaker.window, 10);
+        assert_eq!(screening.breaker.open_duration, Duration::from_secs(30));
+        assert!(screening.validate().is_ok());
     }
 }

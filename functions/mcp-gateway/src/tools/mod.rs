@@ -11,10 +11,12 @@ pub mod args;
 pub mod call;
 pub mod catalogue;
 pub mod error;
+pub mod get_screening_result;
 pub mod get_service_health;
 pub mod get_transaction;
 pub mod list_transactions;
 pub mod reference;
+pub mod screen_entity;
 pub mod search_knowledge_base;
 
 use catalogue::{Catalogue, Entry};
@@ -26,6 +28,8 @@ pub fn catalogue() -> Catalogue {
         Entry::of::<get_transaction::GetTransaction>(),
         Entry::of::<list_transactions::ListTransactions>(),
         Entry::of::<get_service_health::GetServiceHealth>(),
+        Entry::of::<screen_entity::ScreenEntity>(),
+        Entry::of::<get_screening_result::GetScreeningResult>(),
     ])
 }
 
@@ -54,7 +58,9 @@ mod tests {
                 "search_knowledge_base",
                 "get_transaction",
                 "list_transactions",
-                "get_service_health"
+                "get_service_health",
+                "screen_entity",
+                "get_screening_result"
             ]
         );
         assert_eq!(names(c.visible(&[Role::Operator])), ["get_service_health"]);
@@ -124,7 +130,7 @@ mod tests {
     fn health_lists_the_backends_the_tools_call() {
         assert_eq!(
             catalogue().backends().into_iter().collect::<Vec<_>>(),
-            [Backend::CoreApiRead]
+            [Backend::CoreApiRead, Backend::ScreeningSim]
         );
     }
 

@@ -68,6 +68,7 @@ pub fn config(core_api_url: &str, max_in_flight: usize) -> GatewayConfig {
         rate_limit: kosha_state::RateLimitSettings::default(),
         chaos_enabled: false,
         chaos_secret_id: "kosha/chaos-hmac-key".to_owned(),
+        screening: mcp_gateway::config::ScreeningConfig::default(),
         policies: PerBackend::try_new(|b| {
             PolicyConfig::from_lookup(b.profile(), b.env_prefix(), |_| None)
         })
