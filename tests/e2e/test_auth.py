@@ -15,7 +15,7 @@ INIT = {
     "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}},
 }
 HEADERS = {"content-type": "application/json", "accept": "application/json, text/event-stream"}
-AGENT_TOOLS = {"search_knowledge_base", "get_transaction", "list_transactions", "get_service_health"}
+AGENT_TOOLS = {"search_knowledge_base", "get_transaction", "list_transactions", "get_service_health", "screen_entity", "get_screening_result"}
 
 
 def mint(stack: dict[str, str], *args: str) -> str:

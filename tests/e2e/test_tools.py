@@ -10,7 +10,7 @@ from kosha_client import session
 
 pytestmark = pytest.mark.anyio
 
-EXPECTED_TOOLS = {"search_knowledge_base", "get_transaction", "list_transactions", "get_service_health"}
+EXPECTED_TOOLS = {"search_knowledge_base", "get_transaction", "list_transactions", "get_service_health", "screen_entity", "get_screening_result"}
 ERROR_CODES = {
     "invalid_argument", "not_found", "conflict", "deadline_exceeded",
     "dependency_unavailable", "overloaded", "internal",

@@ -37,6 +37,11 @@ use kosha_state::screening::{Finished, ScreeningItem, ScreeningState};
 
 /// Longest visibility backoff while screening-sim is unavailable (issue 12).
 pub const MAX_BACKOFF: Duration = Duration::from_secs(30);
+/// The screening queue's `maxReceiveCount` (infra/template.yaml, `kosha-ops bootstrap`):
+/// SQS's largest. With [`retry_delay`], a message is received about 725 times in 6 hours of
+/// outage (5 receives in the first 31 s, then one every 30 s), so an outage of up to ~8 hours
+/// sends nothing to the DLQ.
+pub const MAX_RECEIVE_COUNT: u32 = 1000;
 /// Time kept after the sim call to record the outcome or hand the message back.
 pub const FINISH_RESERVE: Duration = Duration::from_secs(2);
 

@@ -16,7 +16,7 @@ import { connect, dev, loadStackEnv, sleep } from './stack.mjs';
 
 const stack = loadStackEnv();
 
-const AGENT_TOOLS = ['search_knowledge_base', 'get_transaction', 'list_transactions', 'get_service_health'];
+const AGENT_TOOLS = ['search_knowledge_base', 'get_transaction', 'list_transactions', 'get_service_health', 'screen_entity', 'get_screening_result'];
 const ERROR_CODES = [
   'invalid_argument', 'not_found', 'conflict', 'deadline_exceeded',
   'dependency_unavailable', 'overloaded', 'internal'
