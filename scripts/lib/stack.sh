@@ -2,7 +2,7 @@
 # shellcheck shell=bash
 
 # The functions of the local stack: the names `scripts/dev stop|start NAME` take.
-STACK_FUNCTIONS=(core-api mcp-gateway)
+STACK_FUNCTIONS=(core-api mcp-gateway screening-sim screening-worker)
 
 # Exits 2 with the valid names unless NAME is one of STACK_FUNCTIONS: check_function NAME
 check_function() {
@@ -66,6 +66,7 @@ health_url() {
   case "$1" in
     core-api) printf 'http://127.0.0.1:%s/v1/health' "$2" ;;
     mcp-gateway) printf 'http://127.0.0.1:%s/healthz' "$2" ;;
+    screening-sim) printf 'http://127.0.0.1:%s/v1/health' "$2" ;;
     *) return 1 ;;
   esac
 }
@@ -74,6 +75,7 @@ health_url() {
 service_url() {
   case "$1" in
     mcp-gateway) printf 'http://127.0.0.1:%s/mcp' "$2" ;;
+    screening-worker) printf 'polls KOSHA_SCREENING_QUEUE_URL' ;;
     *) printf 'http://127.0.0.1:%s' "$2" ;;
   esac
 }
@@ -200,11 +202,33 @@ stack_up() {
   log "starting core-api on 127.0.0.1:$core_port"
   start_fn core-api "$core_port" DATABASE_URL="$STACK_DB_URL"
   wait_healthy core-api "$core_port"
+  stack_up_screening
   log "starting mcp-gateway on 127.0.0.1:$gw_port"
   start_fn mcp-gateway "$gw_port" KOSHA_CORE_API_URL="http://127.0.0.1:$core_port" "${GATEWAY_ENV[@]}" \
-    KOSHA_METRICS_FLUSH_MS="${KOSHA_METRICS_FLUSH_MS:-10000}"
+    KOSHA_SCREENING_URL="$STACK_SCREENING_URL" KOSHA_METRICS_FLUSH_MS="${KOSHA_METRICS_FLUSH_MS:-10000}"
   wait_healthy mcp-gateway "$gw_port"
   stack_write_env "http://127.0.0.1:$gw_port/mcp" "http://127.0.0.1:$core_port"
+}
+
+# screening-sim on a free port (its /admin/chaos token minted here) and the screening-worker's
+# long-poll loop on the screening queue (issue 12). Sets STACK_SCREENING_URL and
+# STACK_SIM_ADMIN_TOKEN. The queue URLs come from bootstrap's output, already in this shell.
+stack_up_screening() {
+  local sim_port worker_port
+  sim_port="$(free_port)"; worker_port="$(free_port)"
+  STACK_SIM_ADMIN_TOKEN="$(od -An -N24 -tx1 /dev/urandom | tr -d ' \n')"
+  STACK_SCREENING_URL="http://127.0.0.1:$sim_port"
+  log "starting screening-sim on 127.0.0.1:$sim_port"
+  start_fn screening-sim "$sim_port" KOSHA_SIM_ADMIN_TOKEN="$STACK_SIM_ADMIN_TOKEN"
+  wait_healthy screening-sim "$sim_port"
+  log "starting screening-worker (polls the screening queue)"
+  # The port is recorded for `scripts/dev start` only: the worker listens on nothing.
+  start_fn screening-worker "$worker_port" KOSHA_SCREENING_URL="$STACK_SCREENING_URL"
+  sleep 0.3
+  kill -0 "$(cat "$DEV_DIR/pids/screening-worker.pid")" 2>/dev/null || {
+    tail -n 5 "$DEV_DIR/logs/screening-worker.log" >&2 || true
+    die "screening-worker exited while starting (log: $DEV_DIR/logs/screening-worker.log)"
+  }
 }
 
 # The same stack with core-api and mcp-gateway under `cargo lambda watch` (the Lambda Runtime
@@ -338,6 +362,8 @@ stack_write_env() {
 # Written by scripts/dev up. Shell KEY=value lines; source it.
 KOSHA_GATEWAY_URL=$1
 KOSHA_CORE_API_URL=$2
+KOSHA_SCREENING_URL=${STACK_SCREENING_URL:-}
+KOSHA_SIM_ADMIN_TOKEN=${STACK_SIM_ADMIN_TOKEN:-}
 DATABASE_URL=$STACK_DB_URL
 KOSHA_AGENT_TOKEN=$STACK_AGENT_TOKEN
 KOSHA_OPERATOR_TOKEN=$STACK_OPERATOR_TOKEN
