@@ -155,9 +155,9 @@ stop_all() {
 status_all() {
   local ok=0 f name pid port url state db_url="" env_file="$DEV_DIR/stack.env"
   row() {  # NAME STATE [URL [PID]]
-    if [[ -n "${4:-}" ]]; then printf '%-13s %-10s %-44s pid %s\n' "$1" "$2" "$3" "$4"
-    elif [[ -n "${3:-}" ]]; then printf '%-13s %-10s %s\n' "$1" "$2" "$3"
-    else printf '%-13s %s\n' "$1" "$2"; fi
+    if [[ -n "${4:-}" ]]; then printf '%-16s %-10s %-44s pid %s\n' "$1" "$2" "$3" "$4"
+    elif [[ -n "${3:-}" ]]; then printf '%-16s %-10s %s\n' "$1" "$2" "$3"
+    else printf '%-16s %s\n' "$1" "$2"; fi
     [[ "$2" == running ]] || ok=1
   }
   if [[ -f "$env_file" ]]; then db_url="$(sed -n 's/^DATABASE_URL=//p' "$env_file" | tail -1)"; fi
@@ -211,7 +211,7 @@ stack_up() {
 }
 
 # screening-sim on a free port (its /admin/chaos token minted here) and the screening-worker's
-# long-poll loop on the screening queue (issue 12). Sets STACK_SCREENING_URL and
+# polling loop on the screening queue (issue 12). Sets STACK_SCREENING_URL and
 # STACK_SIM_ADMIN_TOKEN. The queue URLs come from bootstrap's output, already in this shell.
 stack_up_screening() {
   local sim_port worker_port

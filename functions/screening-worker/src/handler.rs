@@ -1,5 +1,5 @@
 //! One batch of screening-queue messages (issue 12): the same handler under Lambda's SQS event
-//! source and under the local long-poll loop. Generic over [`Sim`], [`Store`] and [`Queue`],
+//! source and under the local polling loop. Generic over [`Sim`], [`Store`] and [`Queue`],
 //! so tests use fakes on tokio's paused clock.
 //!
 //! Per message (`{"screening_id"}`, [`ScreeningMessage`]), concurrently within a batch:

@@ -7,7 +7,7 @@
 //!
 //! - [`handler`]: one batch, generic over its dependencies (the rules, in a table).
 //! - [`deps`]: the real dependencies (screening-sim under a policy, the state table, SQS).
-//! - [`local`]: the long-poll loop of local mode.
+//! - [`local`]: the polling loop of local mode.
 //!
 //! On AWS the binary runs under `lambda_runtime` with an SQS event source
 //! (`ReportBatchItemFailures`); locally (`AWS_LAMBDA_RUNTIME_API` unset) it polls the queue.

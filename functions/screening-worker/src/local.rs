@@ -1,8 +1,10 @@
-//! Local mode (`scripts/dev up`): the same handler fed by a long-poll loop on the screening
+//! Local mode (`scripts/dev up`): the same handler fed by a polling loop on the screening
 //! queue instead of Lambda's SQS event source.
 //!
-//! Each turn receives up to 10 messages (waiting up to [`WAIT_S`] s for the first), with
-//! `ApproximateReceiveCount`, gives the batch the Lambda function's timeout
+//! Each turn receives up to 10 messages with `ApproximateReceiveCount` (short polls: an
+//! empty answer waits [`IDLE_POLL`] before the next; the local AWS emulator serves one request
+//! at a time (scripts/moto_server.py), so a long poll would stall every other client of it
+//! for its whole wait), gives the batch the Lambda function's timeout
 //! ([`BATCH_TIMEOUT`]), then deletes the messages the handler did not report as failures —
 //! what Lambda's event source does with `ReportBatchItemFailures`. A failed receive (the
 //! emulator restarting) waits a second and tries again. Runs until the process is stopped.
@@ -15,8 +17,8 @@ use kosha_resilience::deadline::Deadline;
 
 use crate::handler::{Queue, Sim, Store, Worker};
 
-/// Long-poll wait per receive, seconds.
-pub const WAIT_S: i32 = 5;
+/// Pause after an empty receive.
+pub const IDLE_POLL: Duration = Duration::from_millis(500);
 /// A batch's time, as the Lambda function's `Timeout` (infra/template.yaml).
 pub const BATCH_TIMEOUT: Duration = Duration::from_secs(30);
 
@@ -32,7 +34,7 @@ pub async fn run<S: Sim, T: Store, Q: Queue>(
             .receive_message()
             .queue_url(queue_url)
             .max_number_of_messages(10)
-            .wait_time_seconds(WAIT_S)
+            .wait_time_seconds(0)
             .message_system_attribute_names(MessageSystemAttributeName::ApproximateReceiveCount)
             .send()
             .await;
@@ -45,6 +47,7 @@ pub async fn run<S: Sim, T: Store, Q: Queue>(
             }
         };
         if messages.is_empty() {
+            tokio::time::sleep(IDLE_POLL).await;
             continue;
         }
         let batch: Vec<SqsMessage> = messages.iter().map(to_event).collect();

@@ -1,5 +1,5 @@
 //! screening-worker binary: read the configuration, build the clients and the policy once,
-//! then run under the Lambda runtime (SQS event source) or, locally, the long-poll loop.
+//! then run under the Lambda runtime (SQS event source) or, locally, the polling loop.
 //! Exit codes: 2 for bad configuration, 1 when the runtime fails, each with one log line.
 //!
 //! Environment: `KOSHA_SCREENING_URL` (default `http://127.0.0.1:8082`),
