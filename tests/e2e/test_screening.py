@@ -61,8 +61,8 @@ async def breaker(s) -> str:
 
 
 async def defer_until_open(s, name: str) -> tuple[str, float]:
-    """Screens until the breaker is open; returns one screening_id and the latency (s) of a
-    deferral made with the breaker open."""
+    """Screens until the breaker is open; returns one screening_id and the median latency (s)
+    of five deferrals made with the breaker open."""
     for _ in range(30):
         r = await s.call_tool("screen_entity", {"name": name})
         out = r.structured_content
@@ -72,11 +72,15 @@ async def defer_until_open(s, name: str) -> tuple[str, float]:
         if await breaker(s) == "open":
             break
     assert await breaker(s) == "open"
-    started = time.monotonic()
-    r = await s.call_tool("screen_entity", {"name": name})
-    elapsed = time.monotonic() - started
-    assert r.structured_content["status"] == "deferred", r.structured_content
-    return r.structured_content["screening_id"], elapsed
+    # Five deferrals with the breaker open; their median is the figure (the local emulator
+    # serves one request at a time, so a single call can queue behind the worker's polls).
+    latencies = []
+    for _ in range(5):
+        started = time.monotonic()
+        r = await s.call_tool("screen_entity", {"name": name})
+        latencies.append(time.monotonic() - started)
+        assert r.structured_content["status"] == "deferred", r.structured_content
+    return r.structured_content["screening_id"], sorted(latencies)[2]
 
 
 async def wait_finished(s, screening_id: str) -> tuple[dict, float]:
