@@ -30,7 +30,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use kosha_contract::error::{ErrorBody, ErrorCode};
 use kosha_contract::headers;
-use kosha_resilience::deadline::Deadline;
+use kosha_resilience::deadline::{Deadline, DeadlineError};
 use serde_json::json;
 use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
@@ -96,40 +96,81 @@ pub fn router(sim: Arc<Sim>) -> Router {
             "/admin/chaos",
             post(set_chaos).get(get_chaos).delete(clear_chaos),
         )
-        .fallback(|| async { error(StatusCode::NOT_FOUND, ErrorCode::NotFound, "no such route") })
+        .fallback(|| async { Refusal::NoRoute })
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
         .with_state(sim)
 }
 
-fn error(status: StatusCode, code: ErrorCode, message: impl Into<String>) -> Response {
-    (status, axum::Json(ErrorBody::new(code, message))).into_response()
+/// Every refusal of this API, and its one mapping to status, code and headers (SPEC §7).
+#[derive(Debug)]
+enum Refusal {
+    /// 400 `invalid_argument`: the message names the field.
+    Invalid(String),
+    /// 401: no `Authorization: Bearer`.
+    Unauthenticated,
+    /// 403: a wrong token, or admin disabled.
+    Forbidden,
+    /// 504: the request's deadline passed.
+    DeadlineExceeded,
+    /// 503 under chaos.
+    Unavailable,
+    /// 503: the knobs' store failed.
+    StoreFailed,
+    /// 404: no such route.
+    NoRoute,
 }
 
-fn invalid(e: &ScreenError) -> Response {
-    error(
-        StatusCode::BAD_REQUEST,
-        ErrorCode::InvalidArgument,
-        e.to_string(),
-    )
+impl IntoResponse for Refusal {
+    fn into_response(self) -> Response {
+        let (status, code, message) = match self {
+            Self::Invalid(m) => (StatusCode::BAD_REQUEST, ErrorCode::InvalidArgument, m),
+            Self::Unauthenticated => (
+                StatusCode::UNAUTHORIZED,
+                ErrorCode::InvalidArgument,
+                "Authorization: Bearer <KOSHA_SIM_ADMIN_TOKEN> required".to_owned(),
+            ),
+            Self::Forbidden => (
+                StatusCode::FORBIDDEN,
+                ErrorCode::InvalidArgument,
+                "the admin token is not valid".to_owned(),
+            ),
+            Self::DeadlineExceeded => (
+                StatusCode::GATEWAY_TIMEOUT,
+                ErrorCode::DeadlineExceeded,
+                "the request deadline passed".to_owned(),
+            ),
+            Self::Unavailable => (
+                StatusCode::SERVICE_UNAVAILABLE,
+                ErrorCode::DependencyUnavailable,
+                "screening-sim is unavailable (chaos)".to_owned(),
+            ),
+            Self::StoreFailed => (
+                StatusCode::SERVICE_UNAVAILABLE,
+                ErrorCode::DependencyUnavailable,
+                "the chaos knobs cannot be stored or read now".to_owned(),
+            ),
+            Self::NoRoute => (
+                StatusCode::NOT_FOUND,
+                ErrorCode::NotFound,
+                "no such route".to_owned(),
+            ),
+        };
+        let mut r = (status, axum::Json(ErrorBody::new(code, message))).into_response();
+        let extra = match status {
+            StatusCode::UNAUTHORIZED => Some((header::WWW_AUTHENTICATE, "Bearer")),
+            StatusCode::SERVICE_UNAVAILABLE => Some((header::RETRY_AFTER, "1")),
+            _ => None,
+        };
+        if let Some((name, value)) = extra {
+            r.headers_mut()
+                .insert(name, header::HeaderValue::from_static(value));
+        }
+        r
+    }
 }
 
-fn unavailable() -> Response {
-    let mut r = error(
-        StatusCode::SERVICE_UNAVAILABLE,
-        ErrorCode::DependencyUnavailable,
-        "screening-sim is unavailable (chaos)",
-    );
-    r.headers_mut()
-        .insert(header::RETRY_AFTER, header::HeaderValue::from_static("1"));
-    r
-}
-
-fn deadline_exceeded() -> Response {
-    error(
-        StatusCode::GATEWAY_TIMEOUT,
-        ErrorCode::DeadlineExceeded,
-        "the request deadline passed",
-    )
+fn invalid(e: &ScreenError) -> Refusal {
+    Refusal::Invalid(e.to_string())
 }
 
 /// Clips serde's message (it may quote the caller's text) to 120 characters.
@@ -138,24 +179,27 @@ fn clip(s: &str) -> String {
 }
 
 /// The request's deadline, if it sent one (SPEC §7).
-fn deadline(headers: &HeaderMap) -> Result<Option<Deadline>, Response> {
+fn deadline(headers: &HeaderMap) -> Result<Option<Deadline>, Refusal> {
     let Some(v) = headers.get(headers::REQUEST_DEADLINE) else {
         return Ok(None);
     };
-    let parsed = v
-        .to_str()
-        .ok()
-        .map(Deadline::parse_header)
-        .ok_or(kosha_resilience::deadline::DeadlineError::Malformed);
-    match parsed.and_then(|r| r) {
-        Ok(d) => Ok(Some(d)),
-        Err(kosha_resilience::deadline::DeadlineError::Expired) => Err(deadline_exceeded()),
-        Err(kosha_resilience::deadline::DeadlineError::Malformed) => Err(error(
-            StatusCode::BAD_REQUEST,
-            ErrorCode::InvalidArgument,
-            "X-Request-Deadline must be RFC 3339 UTC with milliseconds, such as 2026-11-30T12:00:07.850Z",
+    match v.to_str().map(Deadline::parse_header) {
+        Ok(Ok(d)) => Ok(Some(d)),
+        Ok(Err(DeadlineError::Expired)) => Err(Refusal::DeadlineExceeded),
+        Ok(Err(DeadlineError::Malformed)) | Err(_) => Err(Refusal::Invalid(
+            "X-Request-Deadline must be RFC 3339 UTC with milliseconds, such as 2026-11-30T12:00:07.850Z".to_owned(),
         )),
     }
+}
+
+/// The body as `T`, or 400 naming what `shape` it must have.
+fn parse<T: serde::de::DeserializeOwned>(body: &[u8], shape: &str) -> Result<T, Refusal> {
+    serde_json::from_slice(body).map_err(|e| {
+        Refusal::Invalid(format!(
+            "body must be JSON {shape}: {}",
+            clip(&e.to_string())
+        ))
+    })
 }
 
 /// Sleeps `d`, or until `deadline` if that comes first (then `false`).
@@ -172,142 +216,83 @@ async fn wait(d: Duration, deadline: Option<&Deadline>) -> bool {
     }
 }
 
-async fn screen(State(sim): State<Arc<Sim>>, headers: HeaderMap, body: Bytes) -> Response {
-    let deadline = match deadline(&headers) {
-        Ok(d) => d,
-        Err(r) => return r,
-    };
-    let request: ScreenRequest = match serde_json::from_slice(&body) {
-        Ok(r) => r,
-        Err(e) => {
-            return error(
-                StatusCode::BAD_REQUEST,
-                ErrorCode::InvalidArgument,
-                format!(
-                    "body must be JSON {{name, country?, date_of_birth?}}: {}",
-                    clip(&e.to_string())
-                ),
-            );
-        }
-    };
+async fn screen(
+    State(sim): State<Arc<Sim>>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Result<Response, Refusal> {
+    let deadline = deadline(&headers)?;
+    let request: ScreenRequest = parse(&body, "{name, country?, date_of_birth?}")?;
     let effect = Effect::of(sim.chaos.current().await.as_ref(), rand::random::<f64>());
     let jitter = rand::random::<f64>() + 0.5;
     let delay = effect.delay + sim.base_latency.mul_f64(jitter);
     if !wait(delay, deadline.as_ref()).await {
-        return deadline_exceeded();
+        return Err(Refusal::DeadlineExceeded);
     }
     if effect.fail {
-        return unavailable();
+        return Err(Refusal::Unavailable);
     }
-    match request.validate() {
-        Ok(valid) => axum::Json(sim.screener.screen(&valid)).into_response(),
-        Err(e) => invalid(&e),
-    }
+    let valid = request.validate().map_err(|e| invalid(&e))?;
+    Ok(axum::Json(sim.screener.screen(&valid)).into_response())
 }
 
-async fn health(State(sim): State<Arc<Sim>>) -> Response {
+async fn health(State(sim): State<Arc<Sim>>) -> Result<Response, Refusal> {
     if sim.chaos.current().await.is_some_and(|k| k.down) {
-        return unavailable();
+        return Err(Refusal::Unavailable);
     }
-    axum::Json(json!({"status": "ok"})).into_response()
+    Ok(axum::Json(json!({"status": "ok"})).into_response())
 }
 
 /// `Ok` when the request carries the admin token.
-fn authorize(sim: &Sim, headers: &HeaderMap) -> Result<(), Response> {
+fn authorize(sim: &Sim, headers: &HeaderMap) -> Result<(), Refusal> {
     let presented = headers
         .get(header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.strip_prefix("Bearer "));
-    let Some(presented) = presented else {
-        let mut r = error(
-            StatusCode::UNAUTHORIZED,
-            ErrorCode::InvalidArgument,
-            "Authorization: Bearer <KOSHA_SIM_ADMIN_TOKEN> required",
-        );
-        r.headers_mut().insert(
-            header::WWW_AUTHENTICATE,
-            header::HeaderValue::from_static("Bearer"),
-        );
-        return Err(r);
-    };
+        .and_then(|v| v.strip_prefix("Bearer "))
+        .ok_or(Refusal::Unauthenticated)?;
     match &sim.admin_token {
         Some(token) if token.matches(presented) => Ok(()),
-        _ => Err(error(
-            StatusCode::FORBIDDEN,
-            ErrorCode::InvalidArgument,
-            "the admin token is not valid",
-        )),
+        _ => Err(Refusal::Forbidden),
     }
 }
 
-fn store_failed(e: &kosha_state::StateError) -> Response {
+fn store_failed(e: &kosha_state::StateError) -> Refusal {
     tracing::error!(event = "sim_chaos_store_failed", error = %e);
-    error(
-        StatusCode::SERVICE_UNAVAILABLE,
-        ErrorCode::DependencyUnavailable,
-        "the chaos knobs cannot be stored or read now",
-    )
+    Refusal::StoreFailed
 }
 
 fn shown(knobs: Option<kosha_state::sim_chaos::SimChaosItem>) -> Response {
     axum::Json(json!({"chaos": knobs.map(ChaosView::from)})).into_response()
 }
 
-async fn set_chaos(State(sim): State<Arc<Sim>>, headers: HeaderMap, body: Bytes) -> Response {
-    if let Err(r) = authorize(&sim, &headers) {
-        return r;
-    }
-    let request: ChaosRequest = match serde_json::from_slice(&body) {
-        Ok(r) => r,
-        Err(e) => {
-            return error(
-                StatusCode::BAD_REQUEST,
-                ErrorCode::InvalidArgument,
-                format!(
-                    "body must be JSON {{latency_ms?, error_rate?, down?, ttl_s?}}: {}",
-                    clip(&e.to_string())
-                ),
-            );
-        }
-    };
-    let knobs = match request.knobs(sim.chaos.now_s()) {
-        Ok(k) => k,
-        Err(e) => return invalid(&e),
-    };
-    match sim.chaos.set(knobs).await {
-        Ok(()) => {
-            tracing::info!(
-                event = "sim_chaos_set",
-                latency_ms = knobs.latency_ms,
-                error_rate = knobs.error_rate,
-                down = knobs.down,
-                expires_at = knobs.expires_at
-            );
-            shown(Some(knobs))
-        }
-        Err(e) => store_failed(&e),
-    }
+async fn set_chaos(
+    State(sim): State<Arc<Sim>>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Result<Response, Refusal> {
+    authorize(&sim, &headers)?;
+    let request: ChaosRequest = parse(&body, "{latency_ms?, error_rate?, down?, ttl_s?}")?;
+    let knobs = request.knobs(sim.chaos.now_s()).map_err(|e| invalid(&e))?;
+    sim.chaos.set(knobs).await.map_err(|e| store_failed(&e))?;
+    tracing::info!(
+        event = "sim_chaos_set",
+        latency_ms = knobs.latency_ms,
+        error_rate = knobs.error_rate,
+        down = knobs.down,
+        expires_at = knobs.expires_at
+    );
+    Ok(shown(Some(knobs)))
 }
 
-async fn get_chaos(State(sim): State<Arc<Sim>>, headers: HeaderMap) -> Response {
-    if let Err(r) = authorize(&sim, &headers) {
-        return r;
-    }
-    match sim.chaos.read().await {
-        Ok(k) => shown(k),
-        Err(e) => store_failed(&e),
-    }
+async fn get_chaos(State(sim): State<Arc<Sim>>, headers: HeaderMap) -> Result<Response, Refusal> {
+    authorize(&sim, &headers)?;
+    let knobs = sim.chaos.read().await.map_err(|e| store_failed(&e))?;
+    Ok(shown(knobs))
 }
 
-async fn clear_chaos(State(sim): State<Arc<Sim>>, headers: HeaderMap) -> Response {
-    if let Err(r) = authorize(&sim, &headers) {
-        return r;
-    }
-    match sim.chaos.clear().await {
-        Ok(()) => {
-            tracing::info!(event = "sim_chaos_cleared");
-            shown(None)
-        }
-        Err(e) => store_failed(&e),
-    }
+async fn clear_chaos(State(sim): State<Arc<Sim>>, headers: HeaderMap) -> Result<Response, Refusal> {
+    authorize(&sim, &headers)?;
+    sim.chaos.clear().await.map_err(|e| store_failed(&e))?;
+    tracing::info!(event = "sim_chaos_cleared");
+    Ok(shown(None))
 }

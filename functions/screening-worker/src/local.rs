@@ -62,16 +62,17 @@ pub async fn run<S: Sim, T: Store, Q: Queue>(
             if failed {
                 continue;
             }
-            if let Some(receipt) = m.receipt_handle() {
-                if let Err(e) = sqs
-                    .delete_message()
-                    .queue_url(queue_url)
-                    .receipt_handle(receipt)
-                    .send()
-                    .await
-                {
-                    tracing::warn!(event = "delete_failed", error = %aws_sdk_sqs::error::DisplayErrorContext(e));
-                }
+            let Some(receipt) = m.receipt_handle() else {
+                continue;
+            };
+            let deleted = sqs
+                .delete_message()
+                .queue_url(queue_url)
+                .receipt_handle(receipt)
+                .send()
+                .await;
+            if let Err(e) = deleted {
+                tracing::warn!(event = "delete_failed", error = %aws_sdk_sqs::error::DisplayErrorContext(e));
             }
         }
     }
