@@ -15,7 +15,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use aws_sdk_dynamodb::config::{BehaviorVersion, Credentials, Region};
-use common::{agent_call, config, gateway_with, json_body, tool_error};
+use common::{agent_call, config, gateway_with, gateway_with_overrides, json_body, tool_error};
+use kosha_resilience::overrides::{ForcedOpen, StaticOverrides};
 use kosha_state::StateTable;
 use mcp_gateway::backends::screening::Screenings;
 use serde_json::{Value, json};
@@ -189,6 +190,39 @@ async fn sim_down_defers_fast_once_the_breaker_is_open_and_the_item_is_pending()
     queued.sort();
     ids.sort();
     assert_eq!(queued, ids);
+}
+
+#[tokio::test]
+async fn a_forced_open_override_defers_without_calling_the_sim() {
+    let sim = MockServer::start().await;
+    let (table, sqs, queue) = recorded().await;
+    let overrides = StaticOverrides::default();
+    overrides.force_open(
+        "screening-sim",
+        ForcedOpen {
+            reason: "vendor maintenance".into(),
+            set_by: "ops".into(),
+            set_at: 0,
+            expires_at: None,
+        },
+    );
+    let mut cfg = config("http://127.0.0.1:9", 64);
+    cfg.screening.url = sim.uri();
+    let gateway = gateway_with_overrides(cfg, 10_000.0, Arc::new(overrides))
+        .with_screenings(Screenings::new(table.clone(), sqs, Some(queue)));
+    let app = mcp_gateway::http::router(Arc::new(gateway));
+    let body = structured(&app, "screen_entity", json!({"name": "Jane Example"})).await;
+    let out = &body["result"]["structuredContent"];
+    assert_eq!(out["status"], "deferred", "{body}");
+    assert_eq!(
+        out["retry_after_s"], 5,
+        "no expiry: the override is re-read every 5 s"
+    );
+    assert_eq!(screening_items(&table).await, 1);
+    assert!(
+        sim.received_requests().await.unwrap().is_empty(),
+        "breaker#screening-sim honoured"
+    );
 }
 
 #[tokio::test]

@@ -87,6 +87,15 @@ pub fn app_with(config: GatewayConfig, capacity: f64) -> axum::Router {
 
 /// The gateway [`app_with`] serves.
 pub fn gateway_with(config: GatewayConfig, capacity: f64) -> Gateway {
+    gateway_with_overrides(config, capacity, Arc::new(NoOverrides))
+}
+
+/// [`gateway_with`], its breakers reading forced-open overrides from `overrides`.
+pub fn gateway_with_overrides(
+    config: GatewayConfig,
+    capacity: f64,
+    overrides: Arc<dyn kosha_resilience::overrides::OverrideSource>,
+) -> Gateway {
     let verifier = Verifier::with_fetcher(
         verifier_config(),
         Arc::new(StaticJwks(keys().jwks_json.clone().into_bytes())),
@@ -97,7 +106,7 @@ pub fn gateway_with(config: GatewayConfig, capacity: f64) -> Gateway {
         config,
         kosha_runtime::tls::http_client().unwrap(),
         verifier,
-        Arc::new(NoOverrides),
+        overrides,
         Arc::new(limiter),
     )
     .unwrap()
