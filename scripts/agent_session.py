@@ -55,6 +55,25 @@ async def main() -> int:
         if paraphrase.is_error or found.get("degraded") or not any("card fraud" in t.lower() for t in titles):
             print("  expected a card-fraud article from a hybrid (not degraded) search")
             failures += 1
+        # Sanctions screening (issue 12): one clear name, one listed person written another
+        # way (Latin transliteration, reordered), each read back by its screening_id.
+        screenings = [
+            ({"name": "Hiroshi Tanaka", "country": "JP"}, "clear"),
+            ({"name": "Haddad, Nabeel Sameer", "country": "EG"}, "potential_match"),
+        ]
+        for args, expected in screenings:
+            result = await s.call_tool("screen_entity", args)
+            out = result.structured_content or {}
+            status = out.get("status")
+            show(f"screen_entity({json.dumps(args, ensure_ascii=False)})", out)
+            if result.is_error or status not in (expected, "deferred"):
+                failures += 1
+                continue
+            back = await s.call_tool("get_screening_result", {"screening_id": out["screening_id"]})
+            show(f"get_screening_result({out['screening_id']})", back.structured_content)
+            if back.is_error:
+                failures += 1
+        calls += [("screen_entity", a) for a, _ in screenings]
         bad = await s.call_tool("get_transaction", {"transaction_id": "txn_999999"})
         show("get_transaction(unknown id) -> tool error as the agent sees it", bad.structured_content)
         if not bad.is_error:

@@ -3,7 +3,7 @@
 source "$ROOT/scripts/lib/embeddings.sh"
 
 # The functions of the local stack: the names `scripts/dev stop|start NAME` take.
-STACK_FUNCTIONS=(core-api mcp-gateway outbox-relay)
+STACK_FUNCTIONS=(core-api mcp-gateway outbox-relay screening-sim screening-worker)
 # One dependency each, behind its own fault proxy (scripts/fault_proxy.py, issue 14), so
 # `scripts/dev stop NAME` cuts that one alone: start_proxies.
 STACK_PROXIES=(dynamodb sqs secretsmanager postgres)
@@ -74,8 +74,8 @@ health_url() {
   case "$1" in
     core-api) printf 'http://127.0.0.1:%s/v1/health' "$2" ;;
     mcp-gateway) printf 'http://127.0.0.1:%s/healthz' "$2" ;;
-    *) return 1 ;;  # outbox-relay serves nothing: alive is healthy
-
+    screening-sim) printf 'http://127.0.0.1:%s/v1/health' "$2" ;;
+    *) return 1 ;;  # outbox-relay and screening-worker serve nothing: alive is healthy
   esac
 }
 
@@ -84,6 +84,7 @@ service_url() {
   case "$1" in
     mcp-gateway) printf 'http://127.0.0.1:%s/mcp' "$2" ;;
     outbox-relay) printf 'ops.outbox -> events queue, every %s ms' "${KOSHA_RELAY_INTERVAL_MS:-2000}" ;;
+    screening-worker) printf 'polls KOSHA_SCREENING_QUEUE_URL' ;;
     *) if is_proxy "$1"; then printf 'tcp://127.0.0.1:%s (fault proxy)' "$2"; else printf 'http://127.0.0.1:%s' "$2"; fi ;;
   esac
 }
@@ -174,9 +175,9 @@ stop_all() {
 status_all() {
   local ok=0 f name pid port url state db_url="" env_file="$DEV_DIR/stack.env"
   row() {  # NAME STATE [URL [PID]]
-    if [[ -n "${4:-}" ]]; then printf '%-15s %-10s %-44s pid %s\n' "$1" "$2" "$3" "$4"
-    elif [[ -n "${3:-}" ]]; then printf '%-15s %-10s %s\n' "$1" "$2" "$3"
-    else printf '%-15s %s\n' "$1" "$2"; fi
+    if [[ -n "${4:-}" ]]; then printf '%-16s %-10s %-44s pid %s\n' "$1" "$2" "$3" "$4"
+    elif [[ -n "${3:-}" ]]; then printf '%-16s %-10s %s\n' "$1" "$2" "$3"
+    else printf '%-16s %s\n' "$1" "$2"; fi
     [[ "$2" == running ]] || ok=1
   }
   if [[ -f "$env_file" ]]; then db_url="$(sed -n 's/^DATABASE_URL=//p' "$env_file" | tail -1)"; fi
@@ -227,15 +228,37 @@ stack_up() {
   # core-api reaches PostgreSQL through its fault proxy; CHAOS_ENABLED as for the gateway.
   start_fn core-api "$core_port" DATABASE_URL="$STACK_CORE_DB_URL" CHAOS_ENABLED=true
   wait_healthy core-api "$core_port"
+  stack_up_screening
   log "starting mcp-gateway on 127.0.0.1:$gw_port"
   start_fn mcp-gateway "$gw_port" KOSHA_CORE_API_URL="http://127.0.0.1:$core_port" "${GATEWAY_ENV[@]}" \
-    KOSHA_METRICS_FLUSH_MS="${KOSHA_METRICS_FLUSH_MS:-1000}"
+    KOSHA_SCREENING_URL="$STACK_SCREENING_URL" KOSHA_METRICS_FLUSH_MS="${KOSHA_METRICS_FLUSH_MS:-1000}"
   wait_healthy mcp-gateway "$gw_port"
   # The relay listens on nothing; its "port" is a placeholder start_fn records.
   log "starting outbox-relay (ops.outbox -> $KOSHA_EVENTS_QUEUE_URL every ${KOSHA_RELAY_INTERVAL_MS:-2000} ms)"
   start_fn outbox-relay 0 DATABASE_URL="$STACK_DB_URL"
   wait_healthy outbox-relay 0
   stack_write_env "http://127.0.0.1:$gw_port/mcp" "http://127.0.0.1:$core_port"
+}
+
+# screening-sim on a free port (its /admin/chaos token minted here) and the screening-worker's
+# polling loop on the screening queue (issue 12). Sets STACK_SCREENING_URL and
+# STACK_SIM_ADMIN_TOKEN. The queue URLs come from bootstrap's output, already in this shell.
+stack_up_screening() {
+  local sim_port worker_port
+  sim_port="$(free_port)"; worker_port="$(free_port)"
+  STACK_SIM_ADMIN_TOKEN="$(od -An -N24 -tx1 /dev/urandom | tr -d ' \n')"
+  STACK_SCREENING_URL="http://127.0.0.1:$sim_port"
+  log "starting screening-sim on 127.0.0.1:$sim_port"
+  start_fn screening-sim "$sim_port" KOSHA_SIM_ADMIN_TOKEN="$STACK_SIM_ADMIN_TOKEN"
+  wait_healthy screening-sim "$sim_port"
+  log "starting screening-worker (polls the screening queue)"
+  # The port is recorded for `scripts/dev start` only: the worker listens on nothing.
+  start_fn screening-worker "$worker_port" KOSHA_SCREENING_URL="$STACK_SCREENING_URL"
+  sleep 0.3
+  kill -0 "$(cat "$DEV_DIR/pids/screening-worker.pid")" 2>/dev/null || {
+    tail -n 5 "$DEV_DIR/logs/screening-worker.log" >&2 || true
+    die "screening-worker exited while starting (log: $DEV_DIR/logs/screening-worker.log)"
+  }
 }
 
 # The same stack with core-api and mcp-gateway under `cargo lambda watch` (the Lambda Runtime
@@ -413,6 +436,8 @@ stack_write_env() {
 # Written by scripts/dev up. Shell KEY=value lines; source it.
 KOSHA_GATEWAY_URL=$1
 KOSHA_CORE_API_URL=$2
+KOSHA_SCREENING_URL=${STACK_SCREENING_URL:-}
+KOSHA_SIM_ADMIN_TOKEN=${STACK_SIM_ADMIN_TOKEN:-}
 DATABASE_URL=$STACK_DB_URL
 KOSHA_AGENT_TOKEN=$STACK_AGENT_TOKEN
 KOSHA_OPERATOR_TOKEN=$STACK_OPERATOR_TOKEN

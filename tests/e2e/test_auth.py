@@ -17,7 +17,7 @@ INIT = {
 HEADERS = {"content-type": "application/json", "accept": "application/json, text/event-stream"}
 AGENT_TOOLS = {
     "search_knowledge_base", "get_transaction", "list_transactions", "get_service_health",
-    "raise_dispute", "flag_transaction_for_review",
+    "screen_entity", "get_screening_result", "raise_dispute", "flag_transaction_for_review",
 }
 
 

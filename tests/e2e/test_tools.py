@@ -12,7 +12,7 @@ pytestmark = pytest.mark.anyio
 
 EXPECTED_TOOLS = {
     "search_knowledge_base", "get_transaction", "list_transactions", "get_service_health",
-    "raise_dispute", "flag_transaction_for_review",
+    "screen_entity", "get_screening_result", "raise_dispute", "flag_transaction_for_review",
 }
 ERROR_CODES = {
     "invalid_argument", "not_found", "conflict", "deadline_exceeded",

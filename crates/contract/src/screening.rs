@@ -49,3 +49,13 @@ pub struct ScreenResponse {
     /// Best first; empty when `clear`.
     pub matches: Vec<ScreenMatch>,
 }
+
+/// A message on the screening queue (`KOSHA_SCREENING_QUEUE_URL`, issue 12): the gateway
+/// sends one per deferred screening after recording `screening#<screening_id>`; the
+/// screening-worker reads the request from that item, so the message carries only the id.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ScreeningMessage {
+    /// `scr_` + a ULID (SPEC §3).
+    pub screening_id: String,
+}

@@ -122,7 +122,8 @@ async fn bootstrap_is_idempotent_and_prints_the_stack_env() {
     let redrive: Value = serde_json::from_str(redrive).unwrap();
     assert_eq!(
         redrive["maxReceiveCount"].to_string().trim_matches('"'),
-        "5"
+        "1000",
+        "a 6-hour screening-sim outage sends nothing to the DLQ"
     );
     assert!(
         redrive["deadLetterTargetArn"]

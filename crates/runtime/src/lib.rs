@@ -9,6 +9,7 @@
 //! - [`serve`]: runs one axum [`Router`](axum::Router) under the Lambda runtime when
 //!   `AWS_LAMBDA_RUNTIME_API` is set, otherwise as a plain HTTP server on `KOSHA_LISTEN`.
 //! - [`aws`]: the AWS SDK config, built once (honours `AWS_ENDPOINT_URL` for the emulator).
+//! - [`sigv4`]: SigV4 signing of requests to IAM-authenticated Function URLs.
 //! - [`tls`]: outbound HTTPS: one rustls configuration on compiled-in roots, one reqwest client.
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
@@ -20,6 +21,7 @@ pub mod metrics;
 #[cfg(feature = "otlp")]
 pub mod otlp;
 mod serve;
+pub mod sigv4;
 pub mod telemetry;
 pub mod tls;
 pub mod trace;

@@ -28,6 +28,14 @@ pub enum StateError {
         /// The API operation.
         operation: &'static str,
     },
+    /// A state-table item is not in the shape its module writes (values are never shown).
+    #[error("malformed {kind} item: {reason}")]
+    MalformedItem {
+        /// Which kind of item (`screening`, …).
+        kind: &'static str,
+        /// What is wrong with it.
+        reason: String,
+    },
     /// The secret exists but is not in the expected format (the value is never shown).
     #[error("secret {secret_id} is malformed: {reason}")]
     MalformedSecret {

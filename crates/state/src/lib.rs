@@ -8,6 +8,8 @@
 //!   lazily at most every 5 s, kept 60 s through read errors (seed 004 §4, SPEC §8), and the
 //!   operator's `force_open` / `clear` / `list`.
 //! - [`SecretCache`]: the chaos HMAC key from Secrets Manager, cached 5 minutes.
+//! - [`screening`]: `screening#<id>` items, written by the gateway and finished by the
+//!   screening-worker (SPEC §4, §8); [`sim_chaos`]: screening-sim's `simchaos#<service>` knobs.
 //! - [`Clock`]: wall-clock epoch milliseconds, injectable for tests.
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
@@ -17,7 +19,9 @@ mod clock;
 mod error;
 mod overrides;
 mod rate_limit;
+pub mod screening;
 mod secrets;
+pub mod sim_chaos;
 mod table;
 
 pub use clock::{Clock, ManualClock, SystemClock};

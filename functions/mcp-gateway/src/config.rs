@@ -40,6 +40,50 @@ impl std::str::FromStr for CoreApiAuth {
     }
 }
 
+/// Where screening-sim and the deferred-screening queue are (issue 12).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ScreeningConfig {
+    /// screening-sim's base URL (`KOSHA_SCREENING_URL`, default `http://127.0.0.1:8082`).
+    pub url: String,
+    /// How its requests are authenticated (`KOSHA_SCREENING_AUTH`: `none` or `iam`, default
+    /// `none`); the same choice as [`CoreApiAuth`].
+    pub auth: CoreApiAuth,
+    /// The screening queue (`KOSHA_SCREENING_QUEUE_URL`); unset: nothing can be deferred, and
+    /// `screen_entity` answers `dependency_unavailable` while screening-sim is down.
+    pub queue_url: Option<String>,
+}
+
+impl Default for ScreeningConfig {
+    fn default() -> Self {
+        Self {
+            url: "http://127.0.0.1:8082".to_owned(),
+            auth: CoreApiAuth::None,
+            queue_url: None,
+        }
+    }
+}
+
+impl ScreeningConfig {
+    /// Reads `KOSHA_SCREENING_URL`, `KOSHA_SCREENING_AUTH`, `KOSHA_SCREENING_QUEUE_URL`.
+    ///
+    /// # Errors
+    /// [`ConfigError`] naming the variable whose value does not parse.
+    pub fn from_env() -> Result<Self, ConfigError> {
+        let url = parse_service_url(&config::string_or(
+            "KOSHA_SCREENING_URL",
+            &Self::default().url,
+        ))
+        .map_err(|e| ConfigError::new("KOSHA_SCREENING_URL", e))?;
+        Ok(Self {
+            url,
+            auth: config::parse_or("KOSHA_SCREENING_AUTH", CoreApiAuth::None)?,
+            queue_url: config::var("KOSHA_SCREENING_QUEUE_URL")
+                .map(|u| u.trim().to_owned())
+                .filter(|u| !u.is_empty()),
+        })
+    }
+}
+
 /// Everything the gateway reads from its environment.
 #[derive(Debug, Clone)]
 pub struct GatewayConfig {
@@ -81,6 +125,8 @@ pub struct GatewayConfig {
     /// The Secrets Manager secret holding the chaos HMAC key (`KOSHA_CHAOS_SECRET_ID`, default
     /// `kosha/chaos-hmac-key`).
     pub chaos_secret_id: String,
+    /// screening-sim and the screening queue (`KOSHA_SCREENING_*`).
+    pub screening: ScreeningConfig,
 }
 
 impl GatewayConfig {
@@ -131,6 +177,7 @@ impl GatewayConfig {
                 kosha_state::CHAOS_SECRET_ENV,
                 kosha_state::DEFAULT_CHAOS_SECRET_ID,
             ),
+            screening: ScreeningConfig::from_env()?,
             state_table,
             rate_limit,
             policies,

@@ -13,6 +13,7 @@ use kosha_resilience::policy::Policy;
 use kosha_resilience::rate_limit::RateLimiter;
 
 use crate::backends::core_api::CoreApi;
+use crate::backends::screening::{ScreeningClient, Screenings};
 use crate::backends::sigv4::SigV4Signer;
 use crate::backends::{Backend, PerBackend};
 use crate::chaos::ChaosGate;
@@ -46,6 +47,12 @@ pub struct Gateway {
     pub config: GatewayConfig,
     /// core-api client.
     pub core_api: CoreApi,
+    /// screening-sim client.
+    pub screening: ScreeningClient,
+    /// Screening items and the deferred-screening queue; `None` until
+    /// [`Gateway::with_screenings`] (then every screening is answered unrecorded and
+    /// nothing can be deferred).
+    pub screenings: Option<Screenings>,
     /// Access-token verifier (JWKS cache shared by all requests).
     pub verifier: Verifier,
     /// Per-client token bucket for `tools/call` (SPEC §6).
@@ -80,7 +87,8 @@ impl Gateway {
         overrides: Arc<dyn OverrideSource>,
         rate_limiter: Arc<dyn RateLimiter>,
     ) -> Result<Self, StartError> {
-        let core_api = CoreApi::new(&config.core_api_url, http);
+        let core_api = CoreApi::new(&config.core_api_url, http.clone());
+        let screening = ScreeningClient::new(&config.screening.url, http);
         let chaos = ChaosGate::new(config.chaos_enabled, None);
         let policies = PerBackend::try_new(|backend| {
             Policy::try_new(
@@ -95,6 +103,8 @@ impl Gateway {
         Ok(Self {
             config,
             core_api,
+            screening,
+            screenings: None,
             verifier,
             rate_limiter,
             overrides,
@@ -119,6 +129,11 @@ impl Gateway {
                 kosha_runtime::config::ConfigError::new("KOSHA_STATE_TABLE", e.to_string())
             })?
             .single_attempt();
+        let screenings = Screenings::new(
+            table.clone(),
+            aws_sdk_sqs::Client::new(&sdk),
+            config.screening.queue_url.clone(),
+        );
         let clock = Arc::new(kosha_state::SystemClock);
         let rate_limiter = Arc::new(kosha_state::DynamoRateLimiter::new(
             &table,
@@ -133,31 +148,47 @@ impl Gateway {
         let http =
             kosha_runtime::tls::http_client().map_err(|e| StartError::HttpClient(e.to_string()))?;
         let verifier = Verifier::new(config.auth.clone(), http.clone());
-        let signer = match config.core_api_auth {
-            CoreApiAuth::None => None,
-            CoreApiAuth::Iam => match (sdk.credentials_provider(), sdk.region()) {
-                (Some(provider), Some(region)) => {
-                    Some(Arc::new(SigV4Signer::new(provider, region.as_ref())))
-                }
-                _ => {
-                    return Err(kosha_runtime::config::ConfigError::new(
-                        "KOSHA_CORE_API_AUTH",
-                        "iam needs an AWS region and a credentials provider",
-                    )
-                    .into());
-                }
-            },
+        let iam = [config.core_api_auth, config.screening.auth].contains(&CoreApiAuth::Iam);
+        let signer = match (iam, sdk.credentials_provider(), sdk.region()) {
+            (false, ..) => None,
+            (true, Some(provider), Some(region)) => {
+                Some(Arc::new(SigV4Signer::new(provider, region.as_ref())))
+            }
+            (true, ..) => {
+                return Err(kosha_runtime::config::ConfigError::new(
+                    "KOSHA_CORE_API_AUTH / KOSHA_SCREENING_AUTH",
+                    "iam needs an AWS region and a credentials provider",
+                )
+                .into());
+            }
         };
         let keys = kosha_state::SecretCache::new(
             aws_sdk_secretsmanager::Client::new(&sdk),
             config.chaos_secret_id.clone(),
         );
-        let gateway =
-            Self::new(config, http, verifier, overrides, rate_limiter)?.with_chaos_keys(keys);
-        Ok(match signer {
-            Some(s) => gateway.with_core_api_signer(s),
-            None => gateway,
-        })
+        let (core_api_iam, screening_iam) = (
+            config.core_api_auth == CoreApiAuth::Iam,
+            config.screening.auth == CoreApiAuth::Iam,
+        );
+        let mut gateway = Self::new(config, http, verifier, overrides, rate_limiter)?
+            .with_chaos_keys(keys)
+            .with_screenings(screenings);
+        if let Some(s) = signer {
+            if core_api_iam {
+                gateway = gateway.with_core_api_signer(s.clone());
+            }
+            if screening_iam {
+                gateway.screening = gateway.screening.with_signer(s);
+            }
+        }
+        Ok(gateway)
+    }
+
+    /// The same gateway, recording screenings in `screenings` (issue 12).
+    #[must_use]
+    pub fn with_screenings(mut self, screenings: Screenings) -> Self {
+        self.screenings = Some(screenings);
+        self
     }
 
     /// The same gateway, signing its core-api requests with `signer`

@@ -1,6 +1,10 @@
-//! screening-sim: the simulated sanctions-screening service's matching core (SPEC §4,
-//! issue 12). The HTTP routes (`POST /v1/screen`, `GET /v1/health`, `/admin/chaos`) are
-//! layered on this library; it has no I/O of its own.
+//! screening-sim: the simulated sanctions-screening service (SPEC §4, issue 12): its matching
+//! core (no I/O), its HTTP API and chaos knobs, and the client its callers use.
+//!
+//! - [`http`]: the router (`POST /v1/screen`, `GET /v1/health`, `/admin/chaos`) the binary
+//!   serves with `kosha_runtime::serve`.
+//! - [`chaos`]: the `/admin/chaos` knobs, kept in the state table for every instance.
+//! - [`client`]: the typed client the gateway and the screening-worker call it with.
 //!
 //! - [`watchlist`]: the bundled synthetic watchlist, 1,000+ persons, companies and vessels
 //!   with aliases in several spellings and scripts, generated deterministically (`wl_00001` …).
@@ -33,7 +37,10 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+pub mod chaos;
+pub mod client;
 pub mod error;
+pub mod http;
 pub mod matching;
 pub mod normalize;
 pub mod request;

@@ -2,7 +2,7 @@
 //! kept as they are):
 //! - the state table `KOSHA_STATE_TABLE` (pk S, on-demand, TTL on `expires_at`);
 //! - queues `kosha-events` and `kosha-screening-requests`, each with a DLQ (`<name>-dlq`,
-//!   redrive after 5 receives);
+//!   redrive after 5 receives for events, 1,000 for screening requests);
 //! - the chaos secret `KOSHA_CHAOS_SECRET_ID`: 32 random bytes as 64 lowercase hex characters.
 //!   An existing secret is never rotated (its value is printed, even when `KOSHA_CHAOS_KEY`
 //!   differs: a warning says so). For a loopback endpoint, a missing secret is created with
@@ -39,6 +39,9 @@ const CHAOS_KEY_ENV: &str = "KOSHA_CHAOS_KEY";
 const EVENTS_QUEUE: &str = "kosha-events";
 const SCREENING_QUEUE: &str = "kosha-screening-requests";
 const MAX_RECEIVE_COUNT: u32 = 5;
+/// The screening queue's redrive count, as infra/template.yaml's: a 6-hour screening-sim
+/// outage must send nothing to the DLQ (screening-worker's handler module has the arithmetic).
+const SCREENING_MAX_RECEIVE_COUNT: u32 = 1000;
 
 /// Whether every endpoint the SDK will use is on loopback: `AWS_ENDPOINT_URL` set, each
 /// `AWS_ENDPOINT_URL_<SERVICE>` on loopback too, and endpoint URLs not ignored.
@@ -116,7 +119,11 @@ async fn queue(
 }
 
 /// Creates the queue and its DLQ; returns (queue URL, DLQ URL).
-async fn queue_with_dlq(sqs: &Sqs, name: &str) -> Result<(String, String), Failure> {
+async fn queue_with_dlq(
+    sqs: &Sqs,
+    name: &str,
+    max_receive_count: u32,
+) -> Result<(String, String), Failure> {
     let dlq_url = queue(sqs, &format!("{name}-dlq"), None).await?;
     let dlq_arn = sqs
         .get_queue_attributes()
@@ -130,7 +137,7 @@ async fn queue_with_dlq(sqs: &Sqs, name: &str) -> Result<(String, String), Failu
         .ok_or_else(|| Failure::Failed(format!("{name}-dlq: no QueueArn")))?;
     let redrive = serde_json::json!({
         "deadLetterTargetArn": dlq_arn,
-        "maxReceiveCount": MAX_RECEIVE_COUNT.to_string(),
+        "maxReceiveCount": max_receive_count.to_string(),
     });
     let url = queue(
         sqs,
@@ -210,8 +217,9 @@ pub async fn run(args: BootstrapArgs) -> Result<(), Failure> {
         .await
         .map_err(|e| Failure::Failed(e.to_string()))?;
     let sqs = Sqs::new(&sdk);
-    let (events, events_dlq) = queue_with_dlq(&sqs, EVENTS_QUEUE).await?;
-    let (screening, screening_dlq) = queue_with_dlq(&sqs, SCREENING_QUEUE).await?;
+    let (events, events_dlq) = queue_with_dlq(&sqs, EVENTS_QUEUE, MAX_RECEIVE_COUNT).await?;
+    let (screening, screening_dlq) =
+        queue_with_dlq(&sqs, SCREENING_QUEUE, SCREENING_MAX_RECEIVE_COUNT).await?;
     let secret_id = env
         .get(CHAOS_SECRET_ENV)
         .map(|v| v.trim().to_owned())

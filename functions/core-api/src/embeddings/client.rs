@@ -228,7 +228,9 @@ impl Embedder {
             dimensions: self.dimensions,
             encoding_format: "float",
         };
-        let mut request = self.http.post(&self.endpoint).json(&body);
+        // `traceparent`/`tracestate` of the search (SPEC §12).
+        let mut request =
+            kosha_runtime::trace::propagate(self.http.post(&self.endpoint).json(&body));
         if let Some(key) = &self.api_key {
             request = request.header(AUTHORIZATION, format!("Bearer {}", key.expose()));
         }

@@ -8,11 +8,13 @@
 //! |---|---|---|---|---|---|---|---|
 //! | core-api reads | `core-api` | `core-api` | 2.0 s | 3 | 32 | 20 | 15 s |
 //! | core-api writes | `core-api-writes` | `core-api` | 4.0 s | 1 | 16 | 20 | 15 s |
+//! | screening-sim | `screening-sim` | `screening-sim` | 1.5 s | 2 | 8 | 10 | 30 s |
 //!
 //! Each setting can be overridden with `<env prefix>_<SETTING>` (see
 //! [`kosha_resilience::config`]), e.g. `KOSHA_POLICY_CORE_API_READ_BREAKER_OPEN_MS=3000`.
 
 pub mod core_api;
+pub mod screening;
 pub mod sigv4;
 
 use std::time::Duration;
@@ -28,6 +30,8 @@ pub enum Backend {
     /// core-api's write endpoints (`POST /v1/disputes`, `POST /v1/reviews`): one attempt,
     /// since the agent retries with the same idempotency key (seed 004 §1).
     CoreApiWrite,
+    /// screening-sim's `POST /v1/screen` (SPEC §4).
+    ScreeningSim,
 }
 
 impl Backend {
@@ -36,6 +40,7 @@ impl Backend {
         match self {
             Self::CoreApiRead => "core-api",
             Self::CoreApiWrite => "core-api-writes",
+            Self::ScreeningSim => "screening-sim",
         }
     }
 
@@ -44,6 +49,7 @@ impl Backend {
     pub const fn dependency(self) -> Dependency {
         match self {
             Self::CoreApiRead | Self::CoreApiWrite => Dependency::CoreApi,
+            Self::ScreeningSim => Dependency::ScreeningSim,
         }
     }
 
@@ -52,6 +58,7 @@ impl Backend {
         match self {
             Self::CoreApiRead => "KOSHA_POLICY_CORE_API_READ",
             Self::CoreApiWrite => "KOSHA_POLICY_CORE_API_WRITE",
+            Self::ScreeningSim => "KOSHA_POLICY_SCREENING_SIM",
         }
     }
 
@@ -75,6 +82,14 @@ impl Backend {
                 breaker_window: 20,
                 open_for: Duration::from_secs(15),
             },
+            Self::ScreeningSim => Profile {
+                attempt_cap: Duration::from_millis(1_500),
+                attempt_margin: Duration::from_millis(150),
+                max_attempts: 2,
+                bulkhead: 8,
+                breaker_window: 10,
+                open_for: Duration::from_secs(30),
+            },
         }
     }
 }
@@ -87,6 +102,8 @@ pub struct PerBackend<T> {
     pub core_api_read: T,
     /// For [`Backend::CoreApiWrite`].
     pub core_api_write: T,
+    /// For [`Backend::ScreeningSim`].
+    pub screening_sim: T,
 }
 
 impl<T> PerBackend<T> {
@@ -98,6 +115,7 @@ impl<T> PerBackend<T> {
         Ok(Self {
             core_api_read: f(Backend::CoreApiRead)?,
             core_api_write: f(Backend::CoreApiWrite)?,
+            screening_sim: f(Backend::ScreeningSim)?,
         })
     }
 
@@ -106,6 +124,7 @@ impl<T> PerBackend<T> {
         match backend {
             Backend::CoreApiRead => &self.core_api_read,
             Backend::CoreApiWrite => &self.core_api_write,
+            Backend::ScreeningSim => &self.screening_sim,
         }
     }
 }
@@ -125,6 +144,13 @@ mod tests {
         assert_eq!(read.breaker.window, 20);
         assert_eq!(read.breaker.open_duration, Duration::from_secs(15));
         assert!(read.validate().is_ok());
+        let screening = PolicyConfig::from_profile(Backend::ScreeningSim.profile());
+        assert_eq!(screening.attempt.cap, Duration::from_millis(1_500));
+        assert_eq!(screening.retry.max_attempts, 2);
+        assert_eq!(screening.bulkhead.capacity, 8);
+        assert_eq!(screening.breaker.window, 10);
+        assert_eq!(screening.breaker.open_duration, Duration::from_secs(30));
+        assert!(screening.validate().is_ok());
         let write = PolicyConfig::from_profile(Backend::CoreApiWrite.profile());
         assert_eq!(write.attempt.cap, Duration::from_secs(4));
         assert_eq!(write.retry.max_attempts, 1);

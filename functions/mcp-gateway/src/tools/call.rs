@@ -15,8 +15,11 @@ use kosha_resilience::retry::Idempotency;
 use rand::SeedableRng;
 use rand::rngs::SmallRng;
 
+use kosha_contract::screening::{ScreenRequest, ScreenResponse};
+
 use crate::backends::Backend;
 use crate::backends::core_api::{CallMeta, CoreApiError};
+use crate::backends::screening::{ScreenMeta, ScreeningError};
 use crate::chaos::Honoured;
 use crate::state::Gateway;
 use crate::tools::error::ToolError;
@@ -129,6 +132,38 @@ fn map_write_error(e: PolicyError<CoreApiError>) -> ToolError {
 }
 
 impl Call<'_> {
+    /// Runs one `POST /v1/screen` under screening-sim's policy, ending by `deadline` (the
+    /// tool's, less what it keeps for recording a deferral). The policy's error is returned as
+    /// is: `screen_entity` decides which failures defer (SPEC §10).
+    ///
+    /// # Errors
+    /// [`PolicyError`] with the last [`ScreeningError`].
+    pub async fn screening_sim(
+        &self,
+        deadline: &Deadline,
+        request: &ScreenRequest,
+    ) -> Result<ScreenResponse, PolicyError<ScreeningError>> {
+        let header = deadline.child(CORE_API_HOP_MARGIN).to_header();
+        let mut faults = self.faults(Target::ScreeningSim);
+        self.gateway
+            .policy(Backend::ScreeningSim)
+            .call_with_faults(
+                deadline,
+                Idempotency::Idempotent,
+                faults.as_mut(),
+                |attempt| {
+                    self.attempts.fetch_add(1, Ordering::Relaxed);
+                    let meta = ScreenMeta {
+                        principal: self.principal.map(str::to_owned),
+                        deadline_header: Some(header.clone()),
+                        timeout: attempt.timeout,
+                    };
+                    async move { self.gateway.screening.screen(&meta, request).await }
+                },
+            )
+            .await
+    }
+
     /// The fault plan of the honoured chaos header for calls to `target`, if it targets it:
     /// one draw per attempt, from a fresh RNG (SPEC §9). Any backend's call passes it to its
     /// policy, e.g. `policy.call_with_faults(&call.deadline, idempotency,
@@ -142,7 +177,7 @@ impl Call<'_> {
 }
 
 /// Seconds for `retry_after_s`, rounded up so a client never retries early.
-fn ceil_secs(d: Duration) -> u64 {
+pub fn ceil_secs(d: Duration) -> u64 {
     d.as_millis().div_ceil(1000).try_into().unwrap_or(u64::MAX)
 }
 

@@ -50,6 +50,13 @@ pub enum ToolError {
         /// When a retry may succeed, in whole seconds (rounded up).
         retry_after_s: Option<u64>,
     },
+    /// The state table holding screening records cannot be read or written now (it is not
+    /// one of SPEC §8's dependencies, so no `dependency` is named).
+    #[error("the screening records are unavailable; retry later")]
+    StoreUnavailable {
+        /// When a retry may succeed, in whole seconds.
+        retry_after_s: Option<u64>,
+    },
     /// The gateway or a dependency is at capacity (bulkhead full, pool exhausted).
     #[error("the service is at capacity; retry shortly")]
     Overloaded {
@@ -81,7 +88,9 @@ impl ToolError {
             Self::DeadlineExceeded { .. } | Self::WriteUnconfirmed { .. } => {
                 ErrorCode::DeadlineExceeded
             }
-            Self::DependencyUnavailable { .. } => ErrorCode::DependencyUnavailable,
+            Self::DependencyUnavailable { .. } | Self::StoreUnavailable { .. } => {
+                ErrorCode::DependencyUnavailable
+            }
             Self::Overloaded { .. } => ErrorCode::Overloaded,
             Self::Internal => ErrorCode::Internal,
         }
@@ -101,6 +110,7 @@ impl ToolError {
             } => (*retry_after_s, *dependency),
             Self::DeadlineExceeded { dependency } => (None, *dependency),
             Self::WriteUnconfirmed { dependency } => (None, Some(*dependency)),
+            Self::StoreUnavailable { retry_after_s } => (*retry_after_s, None),
             Self::InvalidArgument { .. }
             | Self::NotFound(_)
             | Self::Conflict(_)

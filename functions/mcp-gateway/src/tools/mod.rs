@@ -12,6 +12,7 @@ pub mod call;
 pub mod catalogue;
 pub mod error;
 pub mod flag_transaction_for_review;
+pub mod get_screening_result;
 pub mod get_service_health;
 pub mod get_transaction;
 pub mod idempotency;
@@ -19,6 +20,7 @@ pub mod list_transactions;
 pub mod observe;
 pub mod raise_dispute;
 pub mod reference;
+pub mod screen_entity;
 pub mod search_knowledge_base;
 
 use catalogue::{Catalogue, Entry};
@@ -30,6 +32,8 @@ pub fn catalogue() -> Catalogue {
         Entry::of::<get_transaction::GetTransaction>(),
         Entry::of::<list_transactions::ListTransactions>(),
         Entry::of::<get_service_health::GetServiceHealth>(),
+        Entry::of::<screen_entity::ScreenEntity>(),
+        Entry::of::<get_screening_result::GetScreeningResult>(),
         Entry::of::<raise_dispute::RaiseDispute>(),
         Entry::of::<flag_transaction_for_review::FlagTransactionForReview>(),
     ])
@@ -61,6 +65,8 @@ mod tests {
                 "get_transaction",
                 "list_transactions",
                 "get_service_health",
+                "screen_entity",
+                "get_screening_result",
                 "raise_dispute",
                 "flag_transaction_for_review"
             ]
@@ -132,7 +138,11 @@ mod tests {
     fn health_lists_the_backends_the_tools_call() {
         assert_eq!(
             catalogue().backends().into_iter().collect::<Vec<_>>(),
-            [Backend::CoreApiRead, Backend::CoreApiWrite]
+            [
+                Backend::CoreApiRead,
+                Backend::CoreApiWrite,
+                Backend::ScreeningSim
+            ]
         );
     }
 

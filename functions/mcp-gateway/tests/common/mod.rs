@@ -68,6 +68,7 @@ pub fn config(core_api_url: &str, max_in_flight: usize) -> GatewayConfig {
         rate_limit: kosha_state::RateLimitSettings::default(),
         chaos_enabled: false,
         chaos_secret_id: "kosha/chaos-hmac-key".to_owned(),
+        screening: mcp_gateway::config::ScreeningConfig::default(),
         policies: PerBackend::try_new(|b| {
             PolicyConfig::from_lookup(b.profile(), b.env_prefix(), |_| None)
         })
@@ -89,7 +90,7 @@ pub fn gateway_with(config: GatewayConfig, capacity: f64) -> Gateway {
     gateway_with_overrides(config, capacity, Arc::new(NoOverrides))
 }
 
-/// [`gateway_with`] reading forced-open overrides from `overrides`.
+/// [`gateway_with`], its breakers reading forced-open overrides from `overrides`.
 pub fn gateway_with_overrides(
     config: GatewayConfig,
     capacity: f64,

@@ -1,0 +1,110 @@
+//! `simchaos#<service>` items: screening-sim's own chaos knobs (SPEC §4 `POST /admin/chaos`,
+//! issue 12), kept in the state table so a knob set through one instance holds for every
+//! instance of the function. An addition to SPEC §8's table (docs/spec.md §8).
+//!
+//! Attributes: `pk`, `latency_ms` (N), `error_rate` (N, 0–1), `down` (BOOL), `set_at` (N,
+//! epoch s), `expires_at` (N, epoch s). An item whose `expires_at` has passed is absent. The
+//! knobs' meaning and bounds are screening-sim's (`functions/screening-sim/src/chaos.rs`);
+//! this module only stores them.
+
+use aws_sdk_dynamodb::types::AttributeValue;
+
+use crate::attr::{self, nv, sv};
+use crate::{StateError, StateTable};
+
+/// screening-sim's knobs as stored.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SimChaosItem {
+    /// Extra latency before every answer, ms.
+    pub latency_ms: u64,
+    /// Probability in [0, 1] that an answer is a 503.
+    pub error_rate: f64,
+    /// Every answer is a 503.
+    pub down: bool,
+    /// When set, epoch s.
+    pub set_at: i64,
+    /// When it stops applying, epoch s.
+    pub expires_at: i64,
+}
+
+fn key(service: &str) -> String {
+    format!("simchaos#{service}")
+}
+
+impl StateTable {
+    /// The knobs of `service` in force at `now_s` (consistent read); `None` when unset,
+    /// expired or malformed (a malformed item is logged and ignored: chaos is never guessed).
+    ///
+    /// # Errors
+    /// [`StateError::Aws`] when the read fails.
+    pub async fn get_sim_chaos(
+        &self,
+        service: &str,
+        now_s: i64,
+    ) -> Result<Option<SimChaosItem>, StateError> {
+        let out = self
+            .client()
+            .get_item()
+            .table_name(self.name())
+            .key("pk", sv(key(service)))
+            .consistent_read(true)
+            .send()
+            .await
+            .map_err(|e| StateError::aws("GetItem", e))?;
+        let Some(item) = out.item() else {
+            return Ok(None);
+        };
+        let parsed = (|| {
+            Some(SimChaosItem {
+                latency_ms: u64::try_from(attr::n_i64(item, "latency_ms")?).ok()?,
+                error_rate: attr::n_f64(item, "error_rate").filter(|p| (0.0..=1.0).contains(p))?,
+                down: *item.get("down")?.as_bool().ok()?,
+                set_at: attr::n_i64(item, "set_at")?,
+                expires_at: attr::n_i64(item, "expires_at")?,
+            })
+        })();
+        if parsed.is_none() {
+            tracing::warn!(event = "sim_chaos_malformed", service, "ignored");
+        }
+        Ok(parsed.filter(|k| k.expires_at > now_s))
+    }
+
+    /// Sets the knobs of `service` (replacing earlier ones).
+    ///
+    /// # Errors
+    /// [`StateError::Aws`] when the write fails.
+    pub async fn put_sim_chaos(
+        &self,
+        service: &str,
+        knobs: &SimChaosItem,
+    ) -> Result<(), StateError> {
+        self.client()
+            .put_item()
+            .table_name(self.name())
+            .item("pk", sv(key(service)))
+            .item("latency_ms", nv(knobs.latency_ms))
+            .item("error_rate", nv(knobs.error_rate))
+            .item("down", AttributeValue::Bool(knobs.down))
+            .item("set_at", nv(knobs.set_at))
+            .item("expires_at", nv(knobs.expires_at))
+            .send()
+            .await
+            .map_err(|e| StateError::aws("PutItem", e))?;
+        Ok(())
+    }
+
+    /// Clears the knobs of `service`.
+    ///
+    /// # Errors
+    /// [`StateError::Aws`] when the delete fails.
+    pub async fn delete_sim_chaos(&self, service: &str) -> Result<(), StateError> {
+        self.client()
+            .delete_item()
+            .table_name(self.name())
+            .key("pk", sv(key(service)))
+            .send()
+            .await
+            .map_err(|e| StateError::aws("DeleteItem", e))?;
+        Ok(())
+    }
+}

@@ -1,0 +1,127 @@
+//! screening-worker binary: read the configuration, build the clients and the policy once,
+//! then run under the Lambda runtime (SQS event source) or, locally, the polling loop.
+//! Exit codes: 2 for bad configuration, 1 when the runtime fails, each with one log line.
+//!
+//! Environment: `KOSHA_SCREENING_URL` (default `http://127.0.0.1:8082`),
+//! `KOSHA_SCREENING_AUTH` (`none` | `iam`), `KOSHA_SCREENING_QUEUE_URL` and
+//! `KOSHA_SCREENING_DLQ_URL` (required), `KOSHA_STATE_TABLE`,
+//! `KOSHA_POLICY_SCREENING_WORKER_*` (the policy's settings).
+
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
+
+use aws_lambda_events::event::sqs::{SqsBatchResponse, SqsEvent};
+use kosha_resilience::config::PolicyConfig;
+use kosha_resilience::deadline::Deadline;
+use kosha_resilience::policy::Policy;
+use kosha_runtime::config::{self, ConfigError};
+use kosha_runtime::sigv4::SigV4Signer;
+use kosha_state::{DynamoOverrides, OverrideSettings, StateTable, SystemClock};
+use lambda_runtime::{LambdaEvent, service_fn};
+use screening_sim::client::ScreeningClient;
+use screening_worker::deps::{POLICY_ENV_PREFIX, PROFILE, PolicySim, SqsQueue};
+use screening_worker::handler::Worker;
+
+/// Kept back from Lambda's deadline for the runtime to send the answer.
+const LAMBDA_MARGIN: Duration = Duration::from_millis(200);
+
+type RealWorker = Worker<PolicySim, StateTable, SqsQueue>;
+
+#[tokio::main]
+async fn main() -> ExitCode {
+    kosha_runtime::telemetry::init("screening-worker");
+    let (worker, sqs) = match build().await {
+        Ok(w) => w,
+        Err(e) => {
+            tracing::error!(error = %e, "cannot start");
+            return ExitCode::from(2);
+        }
+    };
+    if std::env::var_os("AWS_LAMBDA_RUNTIME_API").is_none() {
+        let queue_url = worker.queue.queue_url.clone();
+        screening_worker::local::run(&worker, &sqs, &queue_url).await;
+        return ExitCode::SUCCESS;
+    }
+    let worker = Arc::new(worker);
+    let handler = service_fn(move |event: LambdaEvent<SqsEvent>| {
+        let worker = worker.clone();
+        async move {
+            let deadline = Deadline::from_lambda_deadline_ms(
+                event.context.deadline,
+                Duration::from_secs(900),
+                LAMBDA_MARGIN,
+            );
+            Ok::<SqsBatchResponse, lambda_runtime::Error>(
+                worker.handle_batch(&event.payload.records, &deadline).await,
+            )
+        }
+    });
+    match lambda_runtime::run(handler).await {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            tracing::error!(error = %e, "lambda runtime failed");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn required(key: &str) -> Result<String, ConfigError> {
+    config::var(key)
+        .map(|v| v.trim().to_owned())
+        .filter(|v| !v.is_empty())
+        .ok_or_else(|| ConfigError::new(key, "is required"))
+}
+
+async fn build() -> Result<(RealWorker, aws_sdk_sqs::Client), ConfigError> {
+    let url = config::string_or("KOSHA_SCREENING_URL", "http://127.0.0.1:8082");
+    let iam = match config::string_or("KOSHA_SCREENING_AUTH", "none").trim() {
+        "none" => false,
+        "iam" => true,
+        _ => {
+            return Err(ConfigError::new(
+                "KOSHA_SCREENING_AUTH",
+                "expected none or iam",
+            ));
+        }
+    };
+    let queue_url = required("KOSHA_SCREENING_QUEUE_URL")?;
+    let dlq_url = required("KOSHA_SCREENING_DLQ_URL")?;
+    let table_name = StateTable::name_from_env()
+        .map_err(|e| ConfigError::new("KOSHA_STATE_TABLE", e.to_string()))?;
+    let policy_config = PolicyConfig::from_lookup(PROFILE, POLICY_ENV_PREFIX, config::var)
+        .map_err(|e| ConfigError::new(POLICY_ENV_PREFIX, e.to_string()))?;
+    let sdk = kosha_runtime::aws::sdk_config().await;
+    let table = StateTable::from_sdk(&sdk, &table_name)
+        .map_err(|e| ConfigError::new("KOSHA_STATE_TABLE", e.to_string()))?;
+    let overrides = Arc::new(DynamoOverrides::new(
+        table.single_attempt(),
+        OverrideSettings::default(),
+        Arc::new(SystemClock),
+    ));
+    let policy = Policy::try_new("screening-sim", policy_config, overrides)
+        .map_err(|e| ConfigError::new(POLICY_ENV_PREFIX, e.to_string()))?;
+    let http = kosha_runtime::tls::http_client()
+        .map_err(|e| ConfigError::new("TLS roots", e.to_string()))?;
+    let mut client = ScreeningClient::new(&url, http);
+    if iam {
+        let (Some(provider), Some(region)) = (sdk.credentials_provider(), sdk.region()) else {
+            return Err(ConfigError::new(
+                "KOSHA_SCREENING_AUTH",
+                "iam needs an AWS region and a credentials provider",
+            ));
+        };
+        client = client.with_signer(Arc::new(SigV4Signer::new(provider, region.as_ref())));
+    }
+    let sqs = aws_sdk_sqs::Client::new(&sdk);
+    let worker = Worker {
+        sim: PolicySim { client, policy },
+        store: table,
+        queue: SqsQueue {
+            sqs: sqs.clone(),
+            queue_url,
+            dlq_url,
+        },
+    };
+    Ok((worker, sqs))
+}
