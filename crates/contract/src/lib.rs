@@ -2,6 +2,8 @@
 //! definition of each fact, used by both sides of every hop so they cannot drift apart.
 //!
 //! - [`canonical`]: canonical JSON, for idempotency hashes and derived keys (SPEC §4, §7).
+//! - [`json`]: the one bounded parse of a caller's JSON body (limits, duplicate keys).
+//! - [`echo`]: the clip applied to caller text quoted in errors and logs.
 //! - [`headers`]: the service-to-service header names (SPEC §7, §9, §12).
 //! - [`ids`]: the id shapes (SPEC §3) and their checks.
 //! - [`dependency`]: the dependency names of SPEC §8 (override keys, metric dimensions).
@@ -17,7 +19,9 @@
 pub mod canonical;
 pub mod core_api;
 pub mod dependency;
+pub mod echo;
 pub mod error;
 pub mod headers;
 pub mod ids;
+pub mod json;
 pub mod screening;
