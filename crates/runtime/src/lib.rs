@@ -4,6 +4,8 @@
 //! - [`telemetry`]: JSON-lines tracing to stdout, once per process.
 //! - [`serve`]: runs one axum [`Router`](axum::Router) under the Lambda runtime when
 //!   `AWS_LAMBDA_RUNTIME_API` is set, otherwise as a plain HTTP server on `KOSHA_LISTEN`.
+//! - [`server`]: that plain server (HTTP/1.1 and h2c; header-read and idle timeouts, a
+//!   connection cap, a drain on SIGTERM).
 //! - [`aws`]: the AWS SDK config, built once (honours `AWS_ENDPOINT_URL` for the emulator).
 //! - [`tls`]: outbound HTTPS: one rustls configuration on compiled-in roots, one reqwest client.
 #![forbid(unsafe_code)]
@@ -12,6 +14,7 @@
 pub mod aws;
 pub mod config;
 mod serve;
+pub mod server;
 pub mod telemetry;
 pub mod tls;
 pub mod trace;
