@@ -118,6 +118,17 @@ pub fn watch_all(_: &[Step]) -> bool {
     true
 }
 
+/// The objects of a JSON-RPC message whose duplicate keys matter (SPEC §3): the message, its
+/// `params`, and their `arguments`.
+pub fn watch_jsonrpc(path: &[Step]) -> bool {
+    match path {
+        [] => true,
+        [Step::Key(k)] => k == "params",
+        [Step::Key(k), Step::Key(a)] => k == "params" && a == "arguments",
+        _ => false,
+    }
+}
+
 /// A parsed document.
 #[derive(Debug)]
 pub struct Parsed {
@@ -330,12 +341,8 @@ impl<'de> Visitor<'de> for Node<'_> {
 mod tests {
     use super::*;
 
-    fn gateway_watch(path: &[Step]) -> bool {
-        matches!(path, [] | [Step::Key(_)] | [Step::Key(_), Step::Key(_)])
-    }
-
     fn dup(body: &str) -> Option<Duplicate> {
-        parse(body.as_bytes(), Limits::REQUEST, gateway_watch)
+        parse(body.as_bytes(), Limits::REQUEST, watch_jsonrpc)
             .expect(body)
             .duplicate
     }

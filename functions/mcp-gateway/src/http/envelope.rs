@@ -27,7 +27,7 @@
 //!   not a parse error: it is −32600. Invalid UTF-8 and lone surrogates (`"\ud800"`) are
 //!   −32700.
 
-use kosha_contract::json::{self, Fault, Limits, Parsed, Step};
+use kosha_contract::json::{self, Fault, Limits, Parsed};
 use rmcp::model::{
     CallToolRequestMethod, CancelTaskMethod, CancelledNotificationMethod, ClientJsonRpcMessage,
     ClientNotification, ClientRequest, CompleteRequestMethod, ConstString, DiscoverRequestMethod,
@@ -59,16 +59,6 @@ pub struct Envelope {
     pub message: Value,
 }
 
-/// The objects whose duplicate keys matter: the message, its `params`, their `arguments`.
-fn watched(path: &[Step]) -> bool {
-    match path {
-        [] => true,
-        [Step::Key(k)] => k == "params",
-        [Step::Key(k), Step::Key(a)] => k == "params" && a == "arguments",
-        _ => false,
-    }
-}
-
 /// Checks `body` as one JSON-RPC 2.0 message from a client sent at protocol `revision` (its
 /// `MCP-Protocol-Version` header; when absent, `params._meta`'s
 /// `io.modelcontextprotocol/protocolVersion`).
@@ -85,7 +75,7 @@ pub fn check(body: &[u8], revision: Option<&str>) -> Result<Envelope, EdgeError>
     let Parsed {
         mut value,
         duplicate,
-    } = match json::parse(body, Limits::REQUEST, watched) {
+    } = match json::parse(body, Limits::REQUEST, json::watch_jsonrpc) {
         Ok(parsed) => parsed,
         Err(Fault::Syntax(_)) if std::str::from_utf8(body).is_err() => {
             return Err(EdgeError::Parse {
