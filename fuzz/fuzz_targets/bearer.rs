@@ -15,7 +15,10 @@ fuzz_target!(|data: &[u8]| {
         assert!(text.contains(token));
         let segments: Vec<&str> = token.split('.').collect();
         assert_eq!(segments.len(), 3);
-        assert!(segments.iter().all(|s| !s.is_empty()
-            && s.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')));
+        assert!(segments.iter().all(|s| {
+            !s.is_empty()
+                && s.bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+        }));
     }
 });

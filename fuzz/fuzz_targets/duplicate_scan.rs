@@ -8,7 +8,11 @@ use libfuzzer_sys::fuzz_target;
 use serde_json::Value;
 
 fuzz_target!(|data: &[u8]| {
-    let limits = Limits { max_depth: 8, max_keys: 16, max_nodes: 256 };
+    let limits = Limits {
+        max_depth: 8,
+        max_keys: 16,
+        max_nodes: 256,
+    };
     for limits in [limits, Limits::REQUEST] {
         let Ok(parsed) = json::parse(data, limits, json::watch_all) else {
             continue;

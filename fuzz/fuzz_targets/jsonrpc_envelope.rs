@@ -13,7 +13,9 @@ fuzz_target!(|data: &[u8]| {
         if let Some(dup) = parsed.duplicate {
             assert!(json::watch_jsonrpc(&dup.path));
             assert!(
-                dup.path.is_empty() || dup.is_under(&["params"]) || dup.is_under(&["params", "arguments"])
+                dup.path.is_empty()
+                    || dup.is_under(&["params"])
+                    || dup.is_under(&["params", "arguments"])
             );
         }
     }
