@@ -36,17 +36,20 @@ from pathlib import Path
 LIMIT = 1024 * 1024
 
 
+def dumps(value) -> bytes:
+    return json.dumps(value, separators=(",", ":")).encode()
+
+
 def shapes() -> dict[str, bytes]:
     def ping(meta) -> dict:
         return {"jsonrpc": "2.0", "id": 1, "method": "ping", "params": {"_meta": meta}}
 
     out = {}
-    out["string"] = json.dumps(ping({"s": "x" * (LIMIT - 200)})).encode()
+    out["string"] = dumps(ping({"s": "x" * (LIMIT - 200)}))
     args = {"query": "refund", "pad": ["y" * 95] * 9_900}
-    out["values"] = json.dumps({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
-                                "params": {"name": "search_knowledge_base",
-                                           "arguments": args}}).encode()
-    out["keys"] = json.dumps(ping({f"k{i}": 0 for i in range(90_000)})).encode()
+    out["values"] = dumps({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+                           "params": {"name": "search_knowledge_base", "arguments": args}})
+    out["keys"] = dumps(ping({f"k{i}": 0 for i in range(90_000)}))
     out["deep"] = b"[" * 100_000 + b"]" * 100_000
     for name, body in out.items():
         assert len(body) <= LIMIT, (name, len(body))
