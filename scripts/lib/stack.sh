@@ -279,7 +279,8 @@ stack_up_lambda() {
     echo "DATABASE_URL=$STACK_DB_URL"
     echo "KOSHA_CORE_API_URL=http://127.0.0.1:$port/lambda-url/core-api"
     printf '%s\n' "${GATEWAY_ENV[@]}"
-    echo "RUST_LOG=${RUST_LOG:-info,rmcp=warn}"
+    # Quoted: cargo-lambda's env-file parser refuses an unquoted value holding `=`.
+    echo "RUST_LOG=\"${RUST_LOG:-info,rmcp=warn}\""
     env | grep -E '^(AWS_[A-Z0-9_]+|KOSHA_(STATE_TABLE|RATE_[A-Z_]+|POLICY_[A-Z_]+|MAX_IN_FLIGHT|CORE_API_AUTH|EMBEDDINGS_[A-Z_]+))=' || true
   } > "$env_file"
   log "starting core-api and mcp-gateway under cargo lambda watch on 127.0.0.1:$port"

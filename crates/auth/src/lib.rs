@@ -10,7 +10,6 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
-mod bearer;
 mod config;
 pub mod dev;
 mod error;
@@ -19,9 +18,9 @@ mod metadata;
 mod principal;
 mod verifier;
 
-pub use bearer::MAX_TOKEN_BYTES;
 pub use config::{JwksSource, MAX_LEEWAY_S, VerifierConfig};
 pub use error::{AuthError, ConfigError, resource_metadata_url, www_authenticate};
+pub use kosha_contract::bearer::MAX_TOKEN_BYTES;
 pub use metadata::ProtectedResourceMetadata;
 pub use principal::{Principal, Role};
 pub use verifier::Verifier;

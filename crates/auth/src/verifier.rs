@@ -22,11 +22,11 @@ use std::sync::Arc;
 use jsonwebtoken::errors::ErrorKind;
 use jsonwebtoken::{Algorithm, Validation};
 
-use crate::bearer::{self, Extracted, Shape};
 use crate::config::{JwksSource, VerifierConfig};
 use crate::error::AuthError;
 use crate::jwks::{CacheTiming, FileJwksFetcher, HttpJwksFetcher, JwksFetcher, KeyCache, KeyMiss};
 use crate::principal::{Principal, Role};
+use kosha_contract::bearer::{self, Extracted, Shape};
 
 /// Verifies Cognito access tokens. Build once at start-up; share by cloning.
 #[derive(Clone)]

@@ -7,9 +7,11 @@
 //! failures; [`config`] completes a dependency's [`config::Profile`] (its row of seed 004 §1,
 //! chosen by the binary that calls it) and reads environment overrides; [`error`] is the one
 //! error type (a setting that cannot be used); [`overrides`] is where forced-open overrides
-//! come from; [`chaos`] verifies the signed chaos header (SPEC §9) and draws the faults the
-//! policy injects at the call boundary. The crate knows nothing of HTTP frameworks, tools or
-//! AWS: callers classify their own errors through [`classify::Classify`].
+//! come from; [`principal_rate`] is the in-memory per-principal request limiter of SPEC §6
+//! (beside the shared bucket of [`rate_limit`]); [`chaos`] verifies the signed chaos header
+//! (SPEC §9) and draws the faults the policy injects at the call boundary. The crate knows
+//! nothing of HTTP frameworks, tools or AWS: callers classify their own errors through
+//! [`classify::Classify`].
 //!
 //! ```
 //! use std::sync::Arc;
@@ -70,6 +72,7 @@ pub mod deadline;
 pub mod error;
 pub mod overrides;
 pub mod policy;
+pub mod principal_rate;
 pub mod rate_limit;
 pub mod retry;
 pub mod timeout;

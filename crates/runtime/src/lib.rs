@@ -8,6 +8,8 @@
 //! - [`trace`]: the request span, W3C trace context in and out (SPEC §12).
 //! - [`serve`]: runs one axum [`Router`](axum::Router) under the Lambda runtime when
 //!   `AWS_LAMBDA_RUNTIME_API` is set, otherwise as a plain HTTP server on `KOSHA_LISTEN`.
+//! - [`server`]: that plain server (HTTP/1.1 and h2c; header-read and idle timeouts, a
+//!   connection cap, a drain on SIGTERM).
 //! - [`aws`]: the AWS SDK config, built once (honours `AWS_ENDPOINT_URL` for the emulator).
 //! - [`sigv4`]: SigV4 signing of requests to IAM-authenticated Function URLs.
 //! - [`tls`]: outbound HTTPS: one rustls configuration on compiled-in roots, one reqwest client.
@@ -21,6 +23,7 @@ pub mod metrics;
 #[cfg(feature = "otlp")]
 pub mod otlp;
 mod serve;
+pub mod server;
 pub mod sigv4;
 pub mod telemetry;
 pub mod tls;

@@ -1,5 +1,6 @@
 //! One router, two modes (SPEC §1): under the Lambda Runtime API when `AWS_LAMBDA_RUNTIME_API`
-//! is set, otherwise a plain HTTP/1.1 server on `KOSHA_LISTEN` (default `127.0.0.1:8080`).
+//! is set, otherwise the plain HTTP/1.1 and h2c server of [`crate::server`] on `KOSHA_LISTEN`
+//! (default `127.0.0.1:8080`), with its timeouts, connection cap and drain.
 //! [`serve_with_tasks`] also answers Lambda task events (`{"task": "migrate"}`): how
 //! `scripts/deploy` runs maintenance inside the VPC with the same binary.
 
@@ -25,15 +26,20 @@ pub enum ServeError {
     /// The local server failed while running.
     #[error("local server failed: {0}")]
     Local(std::io::Error),
+    /// A server setting (`KOSHA_HEADER_READ_TIMEOUT_MS`, …) does not parse.
+    #[error(transparent)]
+    Config(#[from] crate::config::ConfigError),
     /// The Lambda runtime loop failed.
     #[error("lambda runtime failed: {0}")]
     Lambda(String),
 }
 
-/// Serves `router` until shutdown (SIGTERM/ctrl-c locally; the runtime's lifetime on Lambda).
+/// Serves `router` until shutdown (SIGTERM/ctrl-c locally, then a drain; the runtime's
+/// lifetime on Lambda).
 ///
 /// # Errors
-/// [`ServeError`] when the listener cannot be bound or the runtime loop fails.
+/// [`ServeError`] when a server setting is bad, the listener cannot be bound or the runtime
+/// loop fails.
 pub async fn serve(router: Router) -> Result<(), ServeError> {
     if std::env::var_os("AWS_LAMBDA_RUNTIME_API").is_some() {
         tracing::info!(mode = "lambda", "serving");
@@ -121,6 +127,7 @@ where
 
 /// The plain HTTP/1.1 server on `KOSHA_LISTEN`.
 async fn serve_local(router: Router) -> Result<(), ServeError> {
+    let settings = crate::server::ServerConfig::from_env()?;
     let addr = crate::config::string_or("KOSHA_LISTEN", "127.0.0.1:8080");
     let listener = tokio::net::TcpListener::bind(&addr)
         .await
@@ -130,8 +137,7 @@ async fn serve_local(router: Router) -> Result<(), ServeError> {
         })?;
     let local = listener.local_addr().map_err(ServeError::Local)?;
     tracing::info!(mode = "local", addr = %local, "serving");
-    let served = axum::serve(listener, router)
-        .with_graceful_shutdown(shutdown_signal())
+    let served = crate::server::run(listener, router, settings, shutdown_signal())
         .await
         .map_err(ServeError::Local);
     if let Some(collector) = crate::telemetry::metrics_collector() {

@@ -1,22 +1,20 @@
-//! The opaque pagination cursor of `GET /v1/accounts/{id}/transactions`.
-//!
-//! A cursor is base64url (no padding) of `v1:<account_id>:<booked_at as unix microseconds>:
-//! <transaction_id>`: the keyset of the last row of the previous page. It is bound to its
-//! account, so a cursor replayed against another account is refused rather than silently
-//! skipping rows. Clients must treat it as opaque.
+//! The opaque pagination cursor of `GET /v1/accounts/{id}/transactions`: its text is
+//! [`kosha_contract::cursor`]'s (account-bound base64url keyset); here it becomes a
+//! [`Keyset`], or an `invalid_argument` naming `cursor`.
 
-use base64::Engine;
-use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use kosha_contract::cursor::{self, Position};
 use time::OffsetDateTime;
 
 use crate::db::queries::Keyset;
 use crate::error::ApiError;
-use kosha_contract::ids::TRANSACTION;
 
 /// Encodes the position after `last` in `account_id`'s list.
 pub fn encode(account_id: &str, last: &Keyset) -> String {
-    let micros = last.booked_at.unix_timestamp_nanos() / 1_000;
-    URL_SAFE_NO_PAD.encode(format!("v1:{account_id}:{micros}:{}", last.transaction_id))
+    let position = Position {
+        micros: last.booked_at.unix_timestamp_nanos() / 1_000,
+        transaction_id: last.transaction_id.clone(),
+    };
+    cursor::encode(account_id, &position)
 }
 
 /// Decodes a cursor issued for `account_id`.
@@ -32,28 +30,20 @@ pub fn decode(account_id: &str, cursor: &str) -> Result<Keyset, ApiError> {
     })
 }
 
-fn parse(account_id: &str, cursor: &str) -> Option<Keyset> {
-    let bytes = URL_SAFE_NO_PAD.decode(cursor).ok()?;
-    let text = String::from_utf8(bytes).ok()?;
-    let mut parts = text.splitn(4, ':');
-    let (version, account, micros, id) =
-        (parts.next()?, parts.next()?, parts.next()?, parts.next()?);
-    if version != "v1" || account != account_id {
-        return None;
-    }
-    if !TRANSACTION.matches(id) {
-        return None;
-    }
-    let micros: i128 = micros.parse().ok()?;
-    let booked_at = OffsetDateTime::from_unix_timestamp_nanos(micros.checked_mul(1_000)?).ok()?;
+fn parse(account_id: &str, text: &str) -> Option<Keyset> {
+    let position = cursor::decode(account_id, text)?;
+    let booked_at =
+        OffsetDateTime::from_unix_timestamp_nanos(position.micros.checked_mul(1_000)?).ok()?;
     Some(Keyset {
         booked_at,
-        transaction_id: id.to_owned(),
+        transaction_id: position.transaction_id,
     })
 }
 
 #[cfg(test)]
 mod tests {
+    use base64::Engine;
+    use base64::engine::general_purpose::URL_SAFE_NO_PAD;
     use time::macros::datetime;
 
     use super::*;

@@ -6,6 +6,8 @@ use std::time::Duration;
 
 use kosha_auth::VerifierConfig;
 use kosha_resilience::config::PolicyConfig;
+use kosha_resilience::principal_rate::{self, PrincipalLimiter};
+use kosha_resilience::rate_limit::BucketConfig;
 use kosha_runtime::config::{self, ConfigError};
 use kosha_state::{RateLimitSettings, StateTable};
 
@@ -117,6 +119,9 @@ pub struct GatewayConfig {
     pub state_table: String,
     /// The token bucket (`KOSHA_RATE_CAPACITY`, `KOSHA_RATE_PER_SEC`; SPEC §6).
     pub rate_limit: RateLimitSettings,
+    /// The in-memory per-principal request limit of every authenticated request
+    /// (`KOSHA_PRINCIPAL_RPS`, requests/s, default 50; SPEC §6), as its bucket.
+    pub principal_rate: BucketConfig,
     /// Each backend's policy: its seed 004 §1 row with `KOSHA_POLICY_<BACKEND>_*` overrides.
     pub policies: PerBackend<PolicyConfig>,
     /// Whether an operator's signed `X-Kosha-Chaos` header may be honoured (`CHAOS_ENABLED`,
@@ -167,6 +172,11 @@ impl GatewayConfig {
             .map_err(|e| ConfigError::new("KOSHA_STATE_TABLE", e.to_string()))?;
         let rate_limit = RateLimitSettings::from_env()
             .map_err(|e| ConfigError::new("KOSHA_RATE_*", e.to_string()))?;
+        let principal_rate = PrincipalLimiter::bucket(config::parse_or(
+            "KOSHA_PRINCIPAL_RPS",
+            principal_rate::DEFAULT_RPS,
+        )?)
+        .map_err(|e| ConfigError::new("KOSHA_PRINCIPAL_RPS", e.to_string()))?;
         let policies = PerBackend::try_new(|b| {
             PolicyConfig::from_lookup(b.profile(), b.env_prefix(), config::var)
                 .map_err(|e| ConfigError::new(b.env_prefix(), e.to_string()))
@@ -180,6 +190,7 @@ impl GatewayConfig {
             screening: ScreeningConfig::from_env()?,
             state_table,
             rate_limit,
+            principal_rate,
             policies,
             auth,
             public_base_url,

@@ -48,3 +48,39 @@ async fn a_degraded_answer_is_passed_through_and_keeps_the_breaker_closed() {
         "closed"
     );
 }
+
+/// Each attempt tells core-api the attempt's own end, not the tool's (8 s for a search): the
+/// gateway gives up on an attempt after its 2 s timeout (seed 004 §1), so core-api must answer
+/// before it — a hanging embeddings call then degrades inside the attempt instead of after
+/// the gateway stopped listening (docs/architecture.md, "The hop's deadline").
+#[tokio::test]
+async fn each_attempt_sends_core_api_the_attempts_deadline() {
+    let core_api = MockServer::start().await;
+    Mock::given(method("POST"))
+        .and(path("/v1/knowledge/search"))
+        .respond_with(ResponseTemplate::new(200).set_body_json(json!({
+            "results": [], "degraded": false
+        })))
+        .mount(&core_api)
+        .await;
+    let app = app(&core_api.uri(), 100.0, 64);
+    let sent_at = time::OffsetDateTime::now_utc();
+    let resp = agent_call(
+        &app,
+        1,
+        "search_knowledge_base",
+        json!({"query": "dispute"}),
+    )
+    .await;
+    assert_eq!(json_body(resp).await["result"]["isError"], false);
+    let requests = core_api.received_requests().await.unwrap();
+    let header = requests[0].headers.get("x-request-deadline").unwrap();
+    let deadline = time::OffsetDateTime::parse(
+        header.to_str().unwrap(),
+        &time::format_description::well_known::Rfc3339,
+    )
+    .unwrap();
+    let ahead = (deadline - sent_at).as_seconds_f64();
+    // 2 s attempt − 150 ms hop margin (the attempt's own 150 ms margin only shortens it).
+    assert!((1.5..=1.9).contains(&ahead), "deadline {ahead:.3} s ahead");
+}

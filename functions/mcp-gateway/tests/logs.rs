@@ -87,7 +87,12 @@ const MAX_BYTES_PER_CALL: usize = 400;
 #[tokio::test]
 async fn a_thousand_calls_write_one_bounded_line_each() {
     let core = core_api().await;
-    let app = app(&core.uri(), 100_000.0, 64);
+    // One principal sends 1,000 calls as fast as the test runs: above the per-principal
+    // limiter's default (SPEC §6), which this test is not about.
+    let mut config = common::config(&core.uri(), 64);
+    config.principal_rate =
+        kosha_resilience::principal_rate::PrincipalLimiter::bucket(100_000.0).unwrap();
+    let app = common::app_with(config, 100_000.0);
     let t = token("agent-a", &[Role::Agent]);
     let (logs, _guard) = capture();
     const CALLS: usize = 1_000;

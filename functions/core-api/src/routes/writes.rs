@@ -75,7 +75,9 @@ pub fn request_hash(body: &Value) -> String {
 fn typed<T: DeserializeOwned>(body: Value) -> Result<T, ApiError> {
     serde_path_to_error::deserialize(body).map_err(|e| {
         let path = e.path().to_string();
-        let inner = e.into_inner();
+        let path = kosha_contract::echo::clip(&path);
+        let inner = e.into_inner().to_string();
+        let inner = kosha_contract::echo::clip_serde_message(&inner);
         if path == "." {
             ApiError::invalid(format!("request body has the wrong shape: {inner}"))
         } else {

@@ -2,6 +2,7 @@
 // Test helpers outside #[test] fns: a failed expectation is the test failing.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod bodies;
 mod chaos;
 mod common;
 mod errors;

@@ -1,30 +1,33 @@
 //! The JSON-RPC 2.0 envelope check, run on every `POST /mcp` body before anything costs a
 //! token or reaches rmcp (JSON-RPC 2.0 §4, §5; SPEC §3).
 //!
+//! - **One parse:** the body is read once, by [`kosha_contract::json::parse`], within
+//!   [`Limits::REQUEST`] (depth 32, 256 keys per object, 10,000 values); the checks below and
+//!   rmcp's typed check read that one value. A message over a bound is −32600 with id `null`
+//!   and a message naming the bound, at the cost of one scan (no map of 90,000 keys is built).
 //! - **What it checks:** the body is JSON (else −32700 Parse error); it is one object, not a
 //!   batch; `jsonrpc` is `"2.0"`; `id`, when present, is a string or an integer (MCP forbids a
-//!   null request id); `method` is a string; `params`, when present, is an object or an array;
-//!   a message without `method` is a response (exactly one of `result`, `error`). Any of
-//!   these failing is −32600 Invalid Request. Then the params of a method rmcp knows must fit
-//!   it (`tools/call` needs an object with a string `name`): else −32602 Invalid params. An
-//!   unknown method whose params rmcp cannot hold (an array) is −32601 (HTTP 404, as rmcp
-//!   answers unknown methods).
-//! - **Duplicate keys** ([`super::duplicates`]) in the message or at the top level of
-//!   `params` are −32600 (id `null` when `id` is the duplicate); a duplicate at the top level
-//!   of `params.arguments` passes, reported in [`Envelope::duplicate_argument`] for the tool
-//!   call to refuse as `invalid_argument` (SPEC §3).
-//! - **What it returns:** the message's `id` and `method` ([`Envelope`]), or an [`EdgeError`]
-//!   (`Parse`, `InvalidRequest`, `InvalidParams`, `MethodNotFound`) whose `id` is the
-//!   request's id when that is a string or an integer, else `null` (JSON-RPC 2.0 §4, §5).
+//!   null request id; integers up to 2^64 − 1, see [`super::ids`]); `method` is a string;
+//!   `params`, when present, is an object or an array; a message without `method` is a
+//!   response (exactly one of `result`, `error`). Any of these failing is −32600 Invalid
+//!   Request. Then the params of a method rmcp knows must fit it (`tools/call` needs an object
+//!   with a string `name`): else −32602 Invalid params. An unknown method whose params rmcp
+//!   cannot hold (an array) is −32601 (HTTP 404, as rmcp answers unknown methods).
+//! - **Duplicate keys** in the message or at the top level of `params` are −32600 (id `null`
+//!   when `id` is the duplicate); a duplicate at the top level of `params.arguments` passes,
+//!   reported in [`Envelope::duplicate_argument`] for the tool call to refuse as
+//!   `invalid_argument` (SPEC §3). Keys are compared decoded (`"i\u0064"` is `"id"`).
+//! - **What it returns:** the message's `id` and `method` and the parsed message
+//!   ([`Envelope`]), or an [`EdgeError`] (`Parse`, `InvalidRequest`, `InvalidParams`,
+//!   `MethodNotFound`) whose `id` is the request's id when that is a string or an integer,
+//!   else `null` (JSON-RPC 2.0 §4, §5). Caller text in messages is clipped ([`clip`]).
 //! - **Why here:** rmcp answers envelopes it cannot deserialize with 415 and a plain-text
 //!   body, and by then the rate limiter has spent a token on them.
-//! - **Valid JSON that serde_json cannot hold** (nesting past its recursion limit, a number
-//!   beyond `f64` such as `1e400`) is not a parse error: it is −32600. serde_json files both
-//!   under [`serde_json::error::Category::Syntax`], so the body is re-scanned as
-//!   [`serde::de::IgnoredAny`], whose scan has neither limit: if that succeeds, the body was
-//!   JSON. That scan does not decode strings, so invalid UTF-8 and lone surrogates (`"\ud800"`)
-//!   are told apart first: they are −32700.
+//! - **Valid JSON that serde_json cannot hold** (a number beyond `f64` such as `1e400`) is
+//!   not a parse error: it is −32600. Invalid UTF-8 and lone surrogates (`"\ud800"`) are
+//!   −32700.
 
+use kosha_contract::json::{self, Fault, Limits, Parsed};
 use rmcp::model::{
     CallToolRequestMethod, CancelTaskMethod, CancelledNotificationMethod, ClientJsonRpcMessage,
     ClientNotification, ClientRequest, CompleteRequestMethod, ConstString, DiscoverRequestMethod,
@@ -36,12 +39,10 @@ use rmcp::model::{
     SubscriptionsListenRequestMethod, UnsubscribeRequestMethod, UpdateTaskMethod,
 };
 use serde::Deserialize;
-use serde::de::IgnoredAny;
-use serde_json::error::Category;
 use serde_json::{Map, Value};
 
-use super::duplicates::{self, Place};
 use super::error::EdgeError;
+use super::ids;
 use crate::echo::clip;
 
 /// What the edge needs of a message that passed the check.
@@ -53,6 +54,9 @@ pub struct Envelope {
     pub method: Option<String>,
     /// A key that appears twice at the top level of `params.arguments` (decoded, unclipped).
     pub duplicate_argument: Option<String>,
+    /// The whole message, as parsed (with [`ids::EDGE_ID`] in place of an id that
+    /// [`ids::needs_mapping`]).
+    pub message: Value,
 }
 
 /// Checks `body` as one JSON-RPC 2.0 message from a client sent at protocol `revision` (its
@@ -68,55 +72,51 @@ pub struct Envelope {
 /// # Errors
 /// An [`EdgeError`] as described in the module docs.
 pub fn check(body: &[u8], revision: Option<&str>) -> Result<Envelope, EdgeError> {
-    let value = match serde_json::from_slice::<Value>(body) {
-        Ok(v) => v,
-        Err(_) if std::str::from_utf8(body).is_err() => {
+    let Parsed {
+        mut value,
+        duplicate,
+    } = match json::parse(body, Limits::REQUEST, json::watch_jsonrpc) {
+        Ok(parsed) => parsed,
+        Err(Fault::Syntax(_)) if std::str::from_utf8(body).is_err() => {
             return Err(EdgeError::Parse {
                 message: "parse error: body is not valid UTF-8".to_owned(),
             });
         }
-        Err(e) if e.classify() == Category::Data || (beyond_serde(&e) && is_json(body)) => {
-            return Err(invalid(
-                Value::Null,
-                "the JSON nests too deeply or holds a number out of range",
-            ));
-        }
-        Err(e) => {
+        Err(Fault::Syntax(e)) => {
             return Err(EdgeError::Parse {
                 message: parse_message(&e),
             });
         }
+        Err(Fault::Limit(limit)) => {
+            return Err(invalid(Value::Null, format!("message too large: {limit}")));
+        }
+        Err(Fault::Unrepresentable) => {
+            return Err(invalid(Value::Null, "the JSON holds a number out of range"));
+        }
     };
     // The parsed value is kept whole and borrowed: rmcp's typed parse below reads it in place.
-    let message = match &value {
-        Value::Object(m) => m,
-        Value::Array(_) => {
-            return Err(invalid(Value::Null, "JSON-RPC batches are not supported"));
-        }
-        _ => {
-            return Err(invalid(Value::Null, "a JSON-RPC message must be an object"));
-        }
-    };
-    let mut envelope = check_envelope(message)?;
-    if let Some(dup) = duplicates::first_duplicate(body) {
+    let mut envelope = check_envelope(as_message(&value)?)?;
+    if let Some(dup) = duplicate {
         let quoted = clip(&dup.key);
-        let id = if dup.place == Place::Envelope && dup.key == "id" {
+        let id = if dup.path.is_empty() && dup.key == "id" {
             Value::Null
         } else {
-            reply_id(message.get("id"))
+            reply_id(envelope.id.as_ref())
         };
-        match dup.place {
-            Place::Envelope => {
-                let why = format!("duplicate key in the message: {quoted}");
-                return Err(invalid(id, why));
-            }
-            Place::Params => {
-                let why = format!("duplicate key in params: {quoted}");
-                return Err(invalid(id, why));
-            }
-            Place::Arguments => envelope.duplicate_argument = Some(dup.key),
+        if dup.is_under(&["params", "arguments"]) {
+            envelope.duplicate_argument = Some(dup.key);
+        } else if dup.is_under(&["params"]) {
+            let why = format!("duplicate key in params: {quoted}");
+            return Err(invalid(id, why));
+        } else {
+            let why = format!("duplicate key in the message: {quoted}");
+            return Err(invalid(id, why));
         }
     }
+    if envelope.id.as_ref().is_some_and(ids::needs_mapping) {
+        ids::replace(&mut value);
+    }
+    let message = as_message(&value)?;
     let parsed = ClientJsonRpcMessage::deserialize(&value);
     let Some(method) = &envelope.method else {
         return match parsed {
@@ -176,7 +176,17 @@ pub fn check(body: &[u8], revision: Option<&str>) -> Result<Envelope, EdgeError>
             stateless,
         });
     }
+    envelope.message = value;
     Ok(envelope)
+}
+
+/// The message object, or −32600 for any other JSON.
+fn as_message(value: &Value) -> Result<&Map<String, Value>, EdgeError> {
+    match value {
+        Value::Object(m) => Ok(m),
+        Value::Array(_) => Err(invalid(Value::Null, "JSON-RPC batches are not supported")),
+        _ => Err(invalid(Value::Null, "a JSON-RPC message must be an object")),
+    }
 }
 
 /// The first protocol revision without the initialize handshake (SEP-2575); revisions are
@@ -258,19 +268,6 @@ fn parse_message(e: &serde_json::Error) -> String {
     }
 }
 
-/// Whether serde_json failed on a limit of its own (nesting depth, `f64` range) rather than on
-/// the text; its syntax errors share one category, so this goes by serde_json's message.
-fn beyond_serde(e: &serde_json::Error) -> bool {
-    let message = e.to_string();
-    message.starts_with("recursion limit exceeded") || message.starts_with("number out of range")
-}
-
-/// Whether `body` is syntactically JSON, whatever its depth and number sizes. The scan does not
-/// decode strings (nor check their escapes), so it is only asked after [`beyond_serde`].
-fn is_json(body: &[u8]) -> bool {
-    serde_json::from_slice::<IgnoredAny>(body).is_ok()
-}
-
 /// The `id` to answer a refused message with: its own when a string or an integer (any size,
 /// or a float form [`usable_id`] accepts), else `null`: JSON-RPC 2.0 §4 says numeric ids
 /// SHOULD NOT have fractional parts, and `1.5` or `1e29` may not survive a round trip.
@@ -283,13 +280,15 @@ fn reply_id(id: Option<&Value>) -> Value {
     }
 }
 
-/// Whether `id` is one rmcp can hold: a string, or an integer within `i64` (written `7`,
-/// `7.0` or `7e0`; float forms only below 2^53, where they are exact).
+/// Whether `id` is a JSON-RPC id this edge answers: a string, or an integer from −2^63 to
+/// 2^64 − 1 (written `7`, `7.0` or `7e0`; float forms only below 2^53, where they are exact).
+/// Those rmcp cannot hold are mapped around it ([`super::ids`]).
 fn usable_id(id: &Value) -> bool {
     match id {
         Value::String(_) => true,
         Value::Number(n) => {
-            n.as_i64().is_some()
+            n.is_i64()
+                || n.is_u64()
                 || n.as_f64()
                     .is_some_and(|f| f.fract() == 0.0 && f.abs() < 9_007_199_254_740_992.0)
         }
@@ -323,6 +322,7 @@ fn check_envelope(message: &Map<String, Value>) -> Result<Envelope, EdgeError> {
                 id: id.cloned(),
                 method: Some(method.clone()),
                 duplicate_argument: None,
+                message: Value::Null,
             })
         }
         Some(_) => invalid("method must be a string"),
@@ -331,6 +331,7 @@ fn check_envelope(message: &Map<String, Value>) -> Result<Envelope, EdgeError> {
             id: None,
             method: None,
             duplicate_argument: None,
+            message: Value::Null,
         }),
         None => invalid("a request needs a method"),
     }
@@ -418,6 +419,14 @@ mod tests {
         let response = check(br#"{"jsonrpc":"2.0","id":3,"result":{}}"#, None).unwrap();
         assert_eq!(response.method, None);
         assert!(check(br#"{"jsonrpc":"2.0","id":7.0,"method":"ping"}"#, None).is_ok());
+        // Integer ids up to 2^64 − 1 are ids (JSON-RPC 2.0 §4), mapped around rmcp.
+        let big = check(
+            br#"{"jsonrpc":"2.0","id":18446744073709551615,"method":"ping"}"#,
+            None,
+        )
+        .unwrap();
+        assert_eq!(big.id, Some(json!(u64::MAX)));
+        assert_eq!(big.message["method"], "ping");
     }
 
     #[test]
@@ -492,10 +501,6 @@ mod tests {
                 Value::Null,
             ),
             (r#"{"jsonrpc":"1.0","id":7.0,"method":"ping"}"#, json!(7.0)),
-            (
-                r#"{"jsonrpc":"2.0","id":18446744073709551615,"method":"ping"}"#,
-                json!(18_446_744_073_709_551_615_u64),
-            ),
             (r#"{"jsonrpc":"2.0","id":2,"method":42}"#, json!(2)),
             (r#"{"jsonrpc":"2.0","id":2,"method":null}"#, json!(2)),
             (r#"{"jsonrpc":"2.0","id":3}"#, json!(3)),

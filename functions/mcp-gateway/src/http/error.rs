@@ -16,11 +16,15 @@
 //! | `InvalidParams` | 400 | −32602 | |
 //! | `MethodNotFound` | 404 from 2026-07-28, else 200 | −32601 | |
 //! | `Overloaded` | 503 | −32000, `data.code` `overloaded` | 1 |
+//! | `PrincipalRateLimited` | 429 | −32029, `data.code` `rate_limited` | `retry_after_s` |
 //! | `Transport` (rmcp's plain-text 4xx) | as rmcp's | −32600 | |
 //! | `Internal` (rmcp's 5xx) | 500 | −32603 | |
 //!
 //! The implementation-defined codes (−32000…−32099, JSON-RPC 2.0 §5.1) are listed in
 //! docs/operations.md. Messages quote no more than a clipped method name or header value.
+//! A refusal sent before the body was read ([`EdgeError::leaves_body_unread`]) closes an
+//! HTTP/1.1 connection, and says so (`Connection: close`, set by the edge), so a pooled client
+//! does not reuse it.
 
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
@@ -82,6 +86,12 @@ pub enum EdgeError {
     Overloaded {
         /// The request's id (`null` for a notification).
         id: Value,
+    },
+    /// The principal sent more than `KOSHA_PRINCIPAL_RPS` requests per second to this
+    /// instance (SPEC §6); refused before the body is read.
+    PrincipalRateLimited {
+        /// Whole seconds until the next request is admitted, ≥ 1.
+        retry_after_s: u64,
     },
     /// rmcp's own plain-text refusal of a request as sent (400, 405, 406, 415, …).
     Transport {
@@ -157,6 +167,12 @@ impl EdgeError {
                 Some(json!({ "code": "overloaded", "retry_after_s": 1 })),
                 Some(1),
             ),
+            Self::PrincipalRateLimited { retry_after_s } => (
+                StatusCode::TOO_MANY_REQUESTS,
+                rpc::RATE_LIMITED,
+                Some(json!({ "code": "rate_limited", "retry_after_s": retry_after_s })),
+                Some(*retry_after_s),
+            ),
             Self::Transport { status, .. } => (*status, rpc::INVALID_REQUEST, None, None),
             Self::Internal => (
                 StatusCode::INTERNAL_SERVER_ERROR,
@@ -187,6 +203,7 @@ impl EdgeError {
             | Self::BodyTimeout
             | Self::BodyUnreadable
             | Self::Parse { .. }
+            | Self::PrincipalRateLimited { .. }
             | Self::Transport { .. }
             | Self::Internal => Value::Null,
         }
@@ -208,7 +225,31 @@ impl EdgeError {
             | Self::MethodNotFound { message, .. }
             | Self::Transport { message, .. } => message.clone(),
             Self::Overloaded { .. } => "overloaded; retry shortly".to_owned(),
+            Self::PrincipalRateLimited { .. } => "too many requests; retry later".to_owned(),
             Self::Internal => "internal error".to_owned(),
+        }
+    }
+}
+
+impl EdgeError {
+    /// Whether this refusal is sent before the request body was read (so the connection
+    /// cannot carry another request).
+    pub fn leaves_body_unread(&self) -> bool {
+        match self {
+            Self::HostNotAllowed
+            | Self::OriginNotAllowed
+            | Self::Auth { .. }
+            | Self::PrincipalRateLimited { .. }
+            | Self::BodyTooLarge
+            | Self::BodyTimeout
+            | Self::BodyUnreadable => true,
+            Self::Parse { .. }
+            | Self::InvalidRequest { .. }
+            | Self::InvalidParams { .. }
+            | Self::MethodNotFound { .. }
+            | Self::Overloaded { .. }
+            | Self::Transport { .. }
+            | Self::Internal => false,
         }
     }
 }

@@ -1,19 +1,25 @@
 //! The `Host` and `Origin` checks (SPEC §3: DNS-rebinding protection) and the public base URL
 //! the OAuth metadata is published under (SPEC §5, RFC 9728).
+//!
+//! A request names its authority in the `Host` header (HTTP/1.1 origin form), in its target
+//! (an absolute-form target, RFC 9112 §3.2.2, where the target wins over `Host`), or in
+//! HTTP/2's `:authority` (RFC 9113 §8.3.1), which hyper puts in the URI. Every authority the
+//! request names must be allowed, so no form of the request bypasses the check.
 
-use axum::http::{HeaderMap, HeaderValue, header};
+use axum::http::{HeaderMap, HeaderValue, Uri, header};
 
 use crate::config::GatewayConfig;
 
-/// The public base URL: `KOSHA_PUBLIC_BASE_URL` when set, else `https://<Host>` (http for
-/// loopback hosts; the Host already passed [`host_allowed`]).
-pub fn public_base(config: &GatewayConfig, headers: &HeaderMap) -> String {
+/// The public base URL: `KOSHA_PUBLIC_BASE_URL` when set, else `https://<authority>` (http
+/// for loopback hosts; the authority already passed [`request_host_allowed`]), the port kept.
+pub fn public_base(config: &GatewayConfig, uri: &Uri, headers: &HeaderMap) -> String {
     if let Some(b) = &config.public_base_url {
         return b.clone();
     }
-    let host = headers
-        .get(header::HOST)
-        .and_then(|h| h.to_str().ok())
+    let host = uri
+        .authority()
+        .map(|a| a.as_str())
+        .or_else(|| headers.get(header::HOST).and_then(|h| h.to_str().ok()))
         .unwrap_or("localhost");
     let bare = strip_port(host);
     let scheme = if matches!(bare, "localhost" | "127.0.0.1" | "[::1]") {
@@ -24,13 +30,19 @@ pub fn public_base(config: &GatewayConfig, headers: &HeaderMap) -> String {
     format!("{scheme}://{host}")
 }
 
-/// The request's `Host` check: exactly one `Host` header (RFC 9112 §3.2: a request with
-/// more than one is invalid; which one a proxy would use is unknowable) that passes
-/// [`host_allowed`], or none at all.
-pub fn request_host_allowed(headers: &HeaderMap, allowed: &[String]) -> bool {
+/// The request's authority check: at most one `Host` header (RFC 9112 §3.2: a request with
+/// more than one is invalid; which one a proxy would use is unknowable), and the `Host` and
+/// the target's authority (absolute form, HTTP/2 `:authority`), each where present, pass
+/// [`host_allowed`]. A request naming neither passes (it is not from a browser).
+pub fn request_host_allowed(uri: &Uri, headers: &HeaderMap, allowed: &[String]) -> bool {
     let mut hosts = headers.get_all(header::HOST).iter();
     let first = hosts.next();
-    hosts.next().is_none() && host_allowed(first, allowed)
+    let target_ok = uri.authority().is_none_or(|a| {
+        // An authority with userinfo (`user@host`) names no host a browser would send.
+        !a.as_str().contains('@')
+            && HeaderValue::from_str(a.as_str()).is_ok_and(|v| host_allowed(Some(&v), allowed))
+    });
+    hosts.next().is_none() && target_ok && host_allowed(first, allowed)
 }
 
 /// `Host` check against `allowed`: exact `host` or `host:port`, or any subdomain of a suffix
@@ -101,12 +113,39 @@ mod tests {
     #[test]
     fn two_host_headers_are_refused_even_when_both_are_allowed() {
         let allowed = vec!["localhost".to_owned()];
+        let origin_form = Uri::from_static("/mcp");
         let mut headers = HeaderMap::new();
         headers.append(header::HOST, hv("localhost"));
-        assert!(request_host_allowed(&headers, &allowed));
+        assert!(request_host_allowed(&origin_form, &headers, &allowed));
         headers.append(header::HOST, hv("localhost"));
-        assert!(!request_host_allowed(&headers, &allowed));
-        assert!(request_host_allowed(&HeaderMap::new(), &allowed));
+        assert!(!request_host_allowed(&origin_form, &headers, &allowed));
+        assert!(request_host_allowed(
+            &origin_form,
+            &HeaderMap::new(),
+            &allowed
+        ));
+    }
+
+    #[test]
+    fn the_target_authority_is_checked_whatever_the_host_header_says() {
+        let allowed = vec!["localhost".to_owned(), "localhost:8080".to_owned()];
+        let mut local = HeaderMap::new();
+        local.append(header::HOST, hv("localhost"));
+        // Absolute form with an allowed Host header; HTTP/2 `:authority` without one.
+        for (target, headers) in [
+            ("http://evil.example/mcp", &local),
+            ("http://evil.example/mcp", &HeaderMap::new()),
+            ("http://localhost@evil.example/mcp", &HeaderMap::new()),
+        ] {
+            let uri: Uri = target.parse().unwrap();
+            assert!(!request_host_allowed(&uri, headers, &allowed), "{target}");
+        }
+        let mut evil = HeaderMap::new();
+        evil.append(header::HOST, hv("evil.com"));
+        let uri: Uri = "http://localhost:8080/mcp".parse().unwrap();
+        assert!(!request_host_allowed(&uri, &evil, &allowed));
+        assert!(request_host_allowed(&uri, &HeaderMap::new(), &allowed));
+        assert!(request_host_allowed(&uri, &local, &allowed));
     }
 
     #[test]

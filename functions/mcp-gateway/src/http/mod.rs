@@ -4,23 +4,30 @@
 //! rmcp's own plain-text refusals are rewritten to the same shape ([`rmcp_errors`]).
 //!
 //! Order on `POST /mcp`, cheapest and least trusting first:
-//! 1. Host, then Origin (403, −32003);
+//! 1. the request's authority (the `Host` header, and the target's authority where HTTP/2's
+//!    `:authority` or an absolute-form target carries one), then Origin (403, −32003);
 //! 2. the bearer token, from the headers alone (401 −32001, 403 −32003), so an
 //!    unauthenticated client never makes the gateway buffer or wait for a body;
-//! 3. the body, read whole under `KOSHA_BODY_READ_TIMEOUT_MS` (408) and 1 MiB (413), before
-//!    any in-flight slot is taken, so slow senders cannot shed everyone;
-//! 4. the envelope ([`envelope`]: 400 with −32700, −32600 or −32602);
-//! 5. an in-flight slot (`KOSHA_MAX_IN_FLIGHT`, 503 −32000 `overloaded`, for the request's
+//! 3. the principal's in-memory request rate (`KOSHA_PRINCIPAL_RPS`, 429 −32029
+//!    `rate_limited`, metric `shed{reason="principal_rate"}`; SPEC §6), before any body cost;
+//! 4. the body: a declared `Content-Length` over 1 MiB is 413 at once; else it is read whole
+//!    under `KOSHA_BODY_READ_TIMEOUT_MS` (408) and 1 MiB (413), before any in-flight slot is
+//!    taken, so slow senders cannot shed everyone. Every refusal so far leaves the body
+//!    unread, so on HTTP/1.1 it says `Connection: close` (hyper closes such a connection; a
+//!    pooled client that is told so does not reuse it);
+//! 5. the envelope ([`envelope`]: one bounded parse; 400 with −32700, −32600 or −32602); an
+//!    id rmcp cannot carry is mapped around it ([`ids`]);
+//! 6. an in-flight slot (`KOSHA_MAX_IN_FLIGHT`, 503 −32000 `overloaded`, for the request's
 //!    id), held until the answer; a JSON-RPC response is answered 202 before this;
-//! 6. rmcp: its header checks (`Accept`, `Content-Type`, `MCP-Protocol-Version`,
+//! 7. rmcp: its header checks (`Accept`, `Content-Type`, `MCP-Protocol-Version`,
 //!    `Mcp-Method`, `Mcp-Name`), then the MCP server, which takes a `tools/call`'s rate-limit
 //!    token; a refusal there becomes 429 −32029 `rate_limited` ([`rate_limit`]). So no
 //!    envelope or header error spends a token (SPEC §3).
 
-pub mod duplicates;
 pub mod envelope;
 pub mod error;
 pub mod host;
+pub mod ids;
 pub mod rate_limit;
 pub mod rmcp_errors;
 
@@ -31,10 +38,12 @@ use std::time::Duration;
 use axum::Router;
 use axum::body::{Body, Bytes};
 use axum::extract::{Request, State};
-use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, Uri, Version, header};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
+use kosha_resilience::principal_rate::PrincipalLimiter;
+use kosha_resilience::rate_limit::RateDecision;
 use rmcp::transport::streamable_http_server::session::never::NeverSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use serde_json::{Value, json};
@@ -49,13 +58,14 @@ use crate::server::{McpServer, RateLimitSlot};
 use crate::state::Gateway;
 use crate::tools::{self, args::DuplicateArgument};
 
-/// Per-instance edge state: the gateway, the in-flight counter for load shedding, and the
-/// throttle of the `auth_rejected` audit event.
+/// Per-instance edge state: the gateway, the in-flight counter for load shedding, the
+/// per-principal request limiter, and the throttle of the `auth_rejected` audit event.
 #[derive(Debug)]
 struct Edge {
     gateway: Arc<Gateway>,
     in_flight: AtomicUsize,
     auth_audit: Throttle,
+    principal_rate: PrincipalLimiter,
 }
 
 /// How often `auth_rejected` is written per source address and reason.
@@ -83,6 +93,7 @@ pub fn router(gateway: Arc<Gateway>) -> Router {
     );
     let cors = cors(gateway.config.allowed_origins.clone());
     let edge = Arc::new(Edge {
+        principal_rate: PrincipalLimiter::new(gateway.config.principal_rate),
         gateway,
         in_flight: AtomicUsize::new(0),
         auth_audit: Throttle::new(AUTH_AUDIT_EVERY, AUTH_AUDIT_MAX_KEYS),
@@ -154,10 +165,11 @@ impl Drop for Slot<'_> {
     }
 }
 
-/// Refuses a `Host` that is not allowed, or an `Origin` that is present and not allowed.
-fn check_host_and_origin(edge: &Edge, headers: &HeaderMap) -> Result<(), EdgeError> {
+/// Refuses an authority (`Host`, or the target's) that is not allowed, or an `Origin` that is
+/// present and not allowed.
+fn check_host_and_origin(edge: &Edge, uri: &Uri, headers: &HeaderMap) -> Result<(), EdgeError> {
     let config = &edge.gateway.config;
-    if !host::request_host_allowed(headers, &config.allowed_hosts) {
+    if !host::request_host_allowed(uri, headers, &config.allowed_hosts) {
         return Err(EdgeError::HostNotAllowed);
     }
     if let Some(origin) = headers.get(header::ORIGIN)
@@ -168,9 +180,17 @@ fn check_host_and_origin(edge: &Edge, headers: &HeaderMap) -> Result<(), EdgeErr
     Ok(())
 }
 
-/// The whole body, if it arrives within `timeout` (else 408) and holds at most 1 MiB (else
-/// 413); a body stream that fails is 400.
-async fn read_body(body: Body, timeout: Duration) -> Result<Bytes, EdgeError> {
+/// The whole body, if its declared length is at most 1 MiB (else 413 at once), it arrives
+/// within `timeout` (else 408) and holds at most 1 MiB (else 413); a body stream that fails is
+/// 400.
+async fn read_body(headers: &HeaderMap, body: Body, timeout: Duration) -> Result<Bytes, EdgeError> {
+    let declared = headers
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok());
+    if declared.is_some_and(|n| n > MAX_BODY_BYTES as u64) {
+        return Err(EdgeError::BodyTooLarge);
+    }
     match tokio::time::timeout(timeout, axum::body::to_bytes(body, MAX_BODY_BYTES)).await {
         Ok(Ok(bytes)) => Ok(bytes),
         Ok(Err(e)) if is_too_long(&e) => Err(EdgeError::BodyTooLarge),
@@ -189,12 +209,31 @@ async fn guard(State(edge): State<Arc<Edge>>, req: Request, next: Next) -> Respo
         // rmcp answers 405 with `Allow: POST` for every other method.
         return json_errors(next.run(req).await).await;
     }
+    let http1 = req.version() <= Version::HTTP_11;
     match admit(&edge, req).await {
         Ok(Admitted::Accepted) => StatusCode::ACCEPTED.into_response(),
-        Ok(Admitted::Forward(req, slot, _in_flight)) => {
-            rate_limit::apply(&slot, json_errors(next.run(*req).await).await)
+        Ok(Admitted::Forward(forward)) => {
+            let Forward {
+                request,
+                rate_limit,
+                mapped_id,
+                in_flight: _in_flight,
+            } = *forward;
+            let resp = rate_limit::apply(&rate_limit, json_errors(next.run(request).await).await);
+            match mapped_id {
+                Some(id) => ids::restore(resp, id).await,
+                None => resp,
+            }
         }
-        Err(e) => e.into_response(),
+        Err(e) => {
+            let close = http1 && e.leaves_body_unread();
+            let mut resp = e.into_response();
+            if close {
+                resp.headers_mut()
+                    .insert(header::CONNECTION, HeaderValue::from_static("close"));
+            }
+            resp
+        }
     }
 }
 
@@ -202,14 +241,24 @@ async fn guard(State(edge): State<Arc<Edge>>, req: Request, next: Next) -> Respo
 enum Admitted<'a> {
     /// A JSON-RPC response (SPEC §3: 202, no body); rmcp's stateless mode would refuse it.
     Accepted,
-    /// A request or notification for rmcp, its rate-limit slot, and its in-flight slot (held
-    /// until the answer).
-    Forward(Box<Request>, RateLimitSlot, Slot<'a>),
+    /// A request or notification for rmcp.
+    Forward(Box<Forward<'a>>),
 }
 
-/// Steps 1–5 of the module docs.
+/// A request or notification for rmcp.
+struct Forward<'a> {
+    request: Request,
+    /// Where the MCP server records a bucket refusal.
+    rate_limit: RateLimitSlot,
+    /// The caller's id, when rmcp is given [`ids::EDGE_ID`] in its place.
+    mapped_id: Option<Value>,
+    /// Held until the answer.
+    in_flight: Slot<'a>,
+}
+
+/// Steps 1–6 of the module docs.
 async fn admit(edge: &Edge, req: Request) -> Result<Admitted<'_>, EdgeError> {
-    check_host_and_origin(edge, req.headers())?;
+    check_host_and_origin(edge, req.uri(), req.headers())?;
     let config = &edge.gateway.config;
     let (mut parts, body) = req.into_parts();
     let principal = edge
@@ -221,11 +270,16 @@ async fn admit(edge: &Edge, req: Request) -> Result<Admitted<'_>, EdgeError> {
             audit_auth_failure(edge, &parts, error);
             EdgeError::Auth {
                 error,
-                base: host::public_base(config, &parts.headers),
+                base: host::public_base(config, &parts.uri, &parts.headers),
             }
         })?;
     kosha_runtime::trace::record_principal(&principal.client_id);
-    let bytes = read_body(body, config.body_read_timeout).await?;
+    if let RateDecision::Limited { retry_after_s } = edge.principal_rate.check(&principal.client_id)
+    {
+        metrics::counter!("shed", "reason" => "principal_rate").increment(1);
+        return Err(EdgeError::PrincipalRateLimited { retry_after_s });
+    }
+    let bytes = read_body(&parts.headers, body, config.body_read_timeout).await?;
     let revision = parts
         .headers
         .get("mcp-protocol-version")
@@ -248,11 +302,17 @@ async fn admit(edge: &Edge, req: Request) -> Result<Admitted<'_>, EdgeError> {
     if let Some(key) = message.duplicate_argument {
         parts.extensions.insert(DuplicateArgument(key));
     }
-    Ok(Admitted::Forward(
-        Box::new(Request::from_parts(parts, Body::from(bytes))),
+    let mapped_id = message.id.filter(ids::needs_mapping);
+    let body = match mapped_id {
+        Some(_) => Body::from(message.message.to_string()),
+        None => Body::from(bytes),
+    };
+    Ok(Admitted::Forward(Box::new(Forward {
+        request: Request::from_parts(parts, body),
         rate_limit,
-        slot,
-    ))
+        mapped_id,
+        in_flight: slot,
+    })))
 }
 
 /// The `auth_rejected` audit event (SPEC §12), at most once a minute per source and reason,
@@ -296,11 +356,15 @@ fn source(parts: &http::request::Parts) -> String {
 
 /// `GET /.well-known/oauth-protected-resource` (RFC 9728, SPEC §3), under the same Host check
 /// as `/mcp` (the `resource` may be derived from it).
-async fn protected_resource(State(edge): State<Arc<Edge>>, headers: HeaderMap) -> Response {
-    if !host::request_host_allowed(&headers, &edge.gateway.config.allowed_hosts) {
+async fn protected_resource(
+    State(edge): State<Arc<Edge>>,
+    uri: Uri,
+    headers: HeaderMap,
+) -> Response {
+    if !host::request_host_allowed(&uri, &headers, &edge.gateway.config.allowed_hosts) {
         return EdgeError::HostNotAllowed.into_response();
     }
-    let base = host::public_base(&edge.gateway.config, &headers);
+    let base = host::public_base(&edge.gateway.config, &uri, &headers);
     axum::Json(kosha_auth::ProtectedResourceMetadata::new(
         &format!("{base}/mcp"),
         &edge.gateway.config.auth.issuer,

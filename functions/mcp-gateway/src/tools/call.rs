@@ -98,8 +98,6 @@ impl Call<'_> {
         F: FnMut(CallMeta) -> Fut,
         Fut: Future<Output = Result<T, CoreApiError>>,
     {
-        let downstream = self.deadline.child(CORE_API_HOP_MARGIN);
-        let header = downstream.to_header();
         let mut faults = self.faults(Target::CoreApi);
         self.gateway
             .policy(backend)
@@ -107,13 +105,26 @@ impl Call<'_> {
                 self.attempts.fetch_add(1, Ordering::Relaxed);
                 op(CallMeta {
                     principal: self.principal.map(str::to_owned),
-                    deadline_header: Some(header.clone()),
+                    deadline_header: Some(hop_deadline(&self.deadline, attempt.timeout)),
                     timeout: attempt.timeout,
                     chaos: self.chaos.map(|h| h.header.clone()),
                 })
             })
             .await
     }
+}
+
+/// The `X-Request-Deadline` of one attempt (SPEC §7): the call's deadline, or the attempt's
+/// own end when its timeout fires first, less the hop margin ([`CORE_API_HOP_MARGIN`]). The
+/// gateway stops listening when the attempt times out, so the receiver must finish (and give
+/// its own dependencies their budgets, e.g. core-api's embeddings call and statement timeout)
+/// before then: a search whose embeddings call hangs answers its degraded full-text result
+/// inside the gateway's 2 s attempt instead of after it.
+fn hop_deadline(deadline: &Deadline, attempt_timeout: Duration) -> String {
+    deadline
+        .min(Deadline::after(attempt_timeout))
+        .child(CORE_API_HOP_MARGIN)
+        .to_header()
 }
 
 /// [`map_policy_error`] for a write: every way the deadline or the attempt cap can cut it
@@ -143,7 +154,6 @@ impl Call<'_> {
         deadline: &Deadline,
         request: &ScreenRequest,
     ) -> Result<ScreenResponse, PolicyError<ScreeningError>> {
-        let header = deadline.child(CORE_API_HOP_MARGIN).to_header();
         let mut faults = self.faults(Target::ScreeningSim);
         self.gateway
             .policy(Backend::ScreeningSim)
@@ -155,7 +165,7 @@ impl Call<'_> {
                     self.attempts.fetch_add(1, Ordering::Relaxed);
                     let meta = ScreenMeta {
                         principal: self.principal.map(str::to_owned),
-                        deadline_header: Some(header.clone()),
+                        deadline_header: Some(hop_deadline(deadline, attempt.timeout)),
                         timeout: attempt.timeout,
                     };
                     async move { self.gateway.screening.screen(&meta, request).await }

@@ -152,6 +152,8 @@ mod tests {
         );
         let key = "k".repeat(255);
         tracing::subscriber::with_default(subscriber, || {
+            // Parallel tests: recompute callsite interest now that this subscriber is set.
+            tracing::callsite::rebuild_interest_cache();
             audit(Some("agent-1"), "raise_dispute", &key, "dsp_01", true);
         });
         let text = String::from_utf8(buffer.0.lock().clone()).unwrap();

@@ -66,6 +66,10 @@ pub fn config(core_api_url: &str, max_in_flight: usize) -> GatewayConfig {
         public_base_url: None,
         state_table: "kosha-state".to_owned(),
         rate_limit: kosha_state::RateLimitSettings::default(),
+        principal_rate: kosha_resilience::principal_rate::PrincipalLimiter::bucket(
+            kosha_resilience::principal_rate::DEFAULT_RPS,
+        )
+        .unwrap(),
         chaos_enabled: false,
         chaos_secret_id: "kosha/chaos-hmac-key".to_owned(),
         screening: mcp_gateway::config::ScreeningConfig::default(),

@@ -5,6 +5,9 @@
 //!   no credentials ([`Extracted::Missing`]).
 //! - `Bearer` with an empty credential, more than [`MAX_TOKEN_BYTES`], or not three base64url
 //!   segments (a compact JWS; JWE's five segments are refused): a rejected token.
+//!
+//! Used by kosha-auth's verifier (SPEC §5); kept here, free of crypto and HTTP crates, so the
+//! fuzz target `bearer` builds in seconds.
 
 /// Largest accepted token, bytes (16 KiB). Cognito access tokens are 1–2 KiB; anything larger
 /// is refused before base64 or JSON parsing.
@@ -12,7 +15,7 @@ pub const MAX_TOKEN_BYTES: usize = 16 * 1024;
 
 /// The result of reading the header.
 #[derive(Debug, PartialEq, Eq)]
-pub(crate) enum Extracted<'a> {
+pub enum Extracted<'a> {
     /// No bearer credentials at all.
     Missing,
     /// A bearer token was sent but its shape is wrong.
@@ -23,13 +26,17 @@ pub(crate) enum Extracted<'a> {
 
 /// What is wrong with the token's shape (logged, never returned).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Shape {
+pub enum Shape {
+    /// `Bearer` with nothing after it.
     Empty,
+    /// Longer than [`MAX_TOKEN_BYTES`].
     Oversized,
+    /// Not three non-empty base64url segments.
     Malformed,
 }
 
-pub(crate) fn extract(authorization: Option<&str>) -> Extracted<'_> {
+/// Reads the token from an `Authorization` value (`None`: no header), as the module docs say.
+pub fn extract(authorization: Option<&str>) -> Extracted<'_> {
     let Some(value) = authorization else {
         return Extracted::Missing;
     };

@@ -1,0 +1,227 @@
+//! The plain server's connection limits and drain, over real loopback sockets (real time with
+//! short settings: tokio's paused clock would advance past a timeout while a socket waits).
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use axum::Router;
+use axum::routing::get;
+use kosha_runtime::server::{ServerConfig, run};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::oneshot;
+use tokio::task::JoinHandle;
+use tokio::time::Instant;
+
+fn router() -> Router {
+    Router::new()
+        .route("/fast", get(|| async { "fast" }))
+        .route(
+            "/slow",
+            get(|| async {
+                tokio::time::sleep(Duration::from_millis(600)).await;
+                "slow"
+            }),
+        )
+        .route("/never", get(std::future::pending::<&'static str>))
+}
+
+fn settings() -> ServerConfig {
+    ServerConfig {
+        header_read_timeout: Duration::from_secs(5),
+        idle_timeout: Duration::from_secs(5),
+        max_connections: 16,
+        drain_timeout: Duration::from_secs(5),
+    }
+}
+
+/// A server on a free loopback port; send on the sender to drain it.
+async fn start(config: ServerConfig) -> (SocketAddr, oneshot::Sender<()>, JoinHandle<()>) {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let (stop, stopped) = oneshot::channel::<()>();
+    let server = tokio::spawn(async move {
+        run(listener, router(), config, async {
+            let _ = stopped.await;
+        })
+        .await
+        .unwrap();
+    });
+    (addr, stop, server)
+}
+
+/// Reads until the peer closes (Ok) or `within` passes (Err); returns what arrived.
+async fn read_to_close(stream: &mut TcpStream, within: Duration) -> Result<String, String> {
+    let mut all = Vec::new();
+    let result = tokio::time::timeout(within, async {
+        let mut buf = [0u8; 4096];
+        loop {
+            match stream.read(&mut buf).await {
+                Ok(0) | Err(_) => return,
+                Ok(n) => all.extend_from_slice(&buf[..n]),
+            }
+        }
+    })
+    .await;
+    let text = String::from_utf8_lossy(&all).into_owned();
+    result.map(|()| text.clone()).map_err(|_| text)
+}
+
+/// Reads one whole response of a keep-alive request (its body is short: ends with the text).
+async fn read_response(stream: &mut TcpStream, ends_with: &str) -> String {
+    let mut all = Vec::new();
+    let mut buf = [0u8; 4096];
+    while !String::from_utf8_lossy(&all).ends_with(ends_with) {
+        let n = tokio::time::timeout(Duration::from_secs(5), stream.read(&mut buf))
+            .await
+            .expect("response in time")
+            .expect("read");
+        assert!(n > 0, "closed before the response");
+        all.extend_from_slice(&buf[..n]);
+    }
+    String::from_utf8_lossy(&all).into_owned()
+}
+
+fn request(path: &str) -> String {
+    format!("GET {path} HTTP/1.1\r\nhost: localhost\r\n\r\n")
+}
+
+#[tokio::test]
+async fn a_connection_that_sends_nothing_or_half_a_head_is_closed_after_the_header_timeout() {
+    let config = ServerConfig {
+        header_read_timeout: Duration::from_millis(300),
+        ..settings()
+    };
+    let (addr, _stop, _server) = start(config).await;
+    for sent in ["", "GET /fast HTTP/1.1\r\nhost: loc"] {
+        let started = Instant::now();
+        let mut silent = TcpStream::connect(addr).await.unwrap();
+        silent.write_all(sent.as_bytes()).await.unwrap();
+        read_to_close(&mut silent, Duration::from_secs(3))
+            .await
+            .unwrap_or_else(|_| panic!("still open after 3 s having sent {sent:?}"));
+        let elapsed = started.elapsed();
+        assert!(elapsed >= Duration::from_millis(300), "{elapsed:?}");
+        assert!(elapsed < Duration::from_secs(2), "{elapsed:?}");
+    }
+}
+
+#[tokio::test]
+async fn an_idle_keep_alive_connection_is_closed_after_the_idle_timeout_not_the_header_one() {
+    let config = ServerConfig {
+        header_read_timeout: Duration::from_millis(300),
+        idle_timeout: Duration::from_millis(900),
+        ..settings()
+    };
+    let (addr, _stop, _server) = start(config).await;
+    let mut conn = TcpStream::connect(addr).await.unwrap();
+    conn.write_all(request("/fast").as_bytes()).await.unwrap();
+    read_response(&mut conn, "fast").await;
+    let idle_from = Instant::now();
+    // Past the header timeout the connection is still open and serves a second request.
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    conn.write_all(request("/fast").as_bytes()).await.unwrap();
+    read_response(&mut conn, "fast").await;
+    let idle_from_again = Instant::now();
+    assert!(idle_from_again - idle_from >= Duration::from_millis(500));
+    read_to_close(&mut conn, Duration::from_secs(3))
+        .await
+        .expect("closed when idle");
+    let idle = idle_from_again.elapsed();
+    assert!(idle >= Duration::from_millis(900), "{idle:?}");
+    assert!(idle < Duration::from_secs(2), "{idle:?}");
+}
+
+#[tokio::test]
+async fn a_drain_finishes_requests_in_flight_closes_idle_connections_and_stops_accepting() {
+    let (addr, stop, server) = start(settings()).await;
+    let mut busy = TcpStream::connect(addr).await.unwrap();
+    busy.write_all(request("/slow").as_bytes()).await.unwrap();
+    let mut idle = TcpStream::connect(addr).await.unwrap();
+    idle.write_all(request("/fast").as_bytes()).await.unwrap();
+    read_response(&mut idle, "fast").await;
+    tokio::time::sleep(Duration::from_millis(100)).await;
+
+    let draining = Instant::now();
+    stop.send(()).unwrap();
+    // The idle keep-alive connection is closed at once.
+    read_to_close(&mut idle, Duration::from_millis(300))
+        .await
+        .expect("idle connection closed at once");
+    // Nothing new is accepted.
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    assert!(TcpStream::connect(addr).await.is_err(), "still accepting");
+    // The request in flight is answered whole, then its connection closes.
+    let answer = read_to_close(&mut busy, Duration::from_secs(3))
+        .await
+        .expect("in-flight connection closed after its answer");
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+    assert!(answer.ends_with("slow"), "{answer}");
+    tokio::time::timeout(Duration::from_secs(3), server)
+        .await
+        .expect("server returned after the drain")
+        .unwrap();
+    assert!(draining.elapsed() < Duration::from_secs(2));
+}
+
+#[tokio::test]
+async fn a_drain_gives_up_after_its_timeout() {
+    let config = ServerConfig {
+        drain_timeout: Duration::from_millis(400),
+        ..settings()
+    };
+    let (addr, stop, server) = start(config).await;
+    let mut stuck = TcpStream::connect(addr).await.unwrap();
+    stuck.write_all(request("/never").as_bytes()).await.unwrap();
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let draining = Instant::now();
+    stop.send(()).unwrap();
+    tokio::time::timeout(Duration::from_secs(3), server)
+        .await
+        .expect("server gave up the drain")
+        .unwrap();
+    let took = draining.elapsed();
+    assert!(took >= Duration::from_millis(400), "{took:?}");
+    // The abandoned connection is dropped, not left open.
+    read_to_close(&mut stuck, Duration::from_secs(1))
+        .await
+        .expect("dropped");
+}
+
+#[tokio::test]
+async fn connections_over_the_cap_wait_until_one_closes() {
+    let config = ServerConfig {
+        max_connections: 1,
+        ..settings()
+    };
+    let (addr, _stop, _server) = start(config).await;
+    let mut first = TcpStream::connect(addr).await.unwrap();
+    first.write_all(request("/fast").as_bytes()).await.unwrap();
+    read_response(&mut first, "fast").await;
+    // The kernel completes the handshake, but the server does not serve it.
+    let mut second = TcpStream::connect(addr).await.unwrap();
+    second.write_all(request("/fast").as_bytes()).await.unwrap();
+    let mut buf = [0u8; 64];
+    let early = tokio::time::timeout(Duration::from_millis(400), second.read(&mut buf)).await;
+    assert!(early.is_err(), "served over the cap");
+    drop(first);
+    read_response(&mut second, "fast").await;
+}
+
+#[tokio::test]
+async fn http2_with_prior_knowledge_is_served() {
+    let (addr, _stop, _server) = start(settings()).await;
+    let client = reqwest::Client::builder()
+        .http2_prior_knowledge()
+        .build()
+        .unwrap();
+    let resp = client
+        .get(format!("http://{addr}/fast"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.version(), reqwest::Version::HTTP_2);
+    assert_eq!(resp.text().await.unwrap(), "fast");
+}
