@@ -189,19 +189,10 @@ impl StateTable {
         id: &str,
         now_s: i64,
     ) -> Result<Option<ScreeningItem>, StateError> {
-        let out = self
-            .client()
-            .get_item()
-            .table_name(self.name())
-            .key("pk", sv(screening_key(id)))
-            .consistent_read(true)
-            .send()
-            .await
-            .map_err(|e| StateError::aws("GetItem", e))?;
-        let Some(item) = out.item() else {
+        let Some(item) = self.get_item(screening_key(id)).await? else {
             return Ok(None);
         };
-        let parsed = parse(id, item)?;
+        let parsed = parse(id, &item)?;
         Ok((parsed.expires_at > now_s).then_some(parsed))
     }
 
@@ -266,14 +257,7 @@ impl StateTable {
     /// # Errors
     /// [`StateError::Aws`] when the delete fails.
     pub async fn delete_screening(&self, id: &str) -> Result<(), StateError> {
-        self.client()
-            .delete_item()
-            .table_name(self.name())
-            .key("pk", sv(screening_key(id)))
-            .send()
-            .await
-            .map_err(|e| StateError::aws("DeleteItem", e))?;
-        Ok(())
+        self.delete_item(screening_key(id)).await
     }
 }
 

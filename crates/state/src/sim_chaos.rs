@@ -42,18 +42,10 @@ impl StateTable {
         service: &str,
         now_s: i64,
     ) -> Result<Option<SimChaosItem>, StateError> {
-        let out = self
-            .client()
-            .get_item()
-            .table_name(self.name())
-            .key("pk", sv(key(service)))
-            .consistent_read(true)
-            .send()
-            .await
-            .map_err(|e| StateError::aws("GetItem", e))?;
-        let Some(item) = out.item() else {
+        let Some(item) = self.get_item(key(service)).await? else {
             return Ok(None);
         };
+        let item = &item;
         let parsed = (|| {
             Some(SimChaosItem {
                 latency_ms: u64::try_from(attr::n_i64(item, "latency_ms")?).ok()?,
@@ -98,13 +90,6 @@ impl StateTable {
     /// # Errors
     /// [`StateError::Aws`] when the delete fails.
     pub async fn delete_sim_chaos(&self, service: &str) -> Result<(), StateError> {
-        self.client()
-            .delete_item()
-            .table_name(self.name())
-            .key("pk", sv(key(service)))
-            .send()
-            .await
-            .map_err(|e| StateError::aws("DeleteItem", e))?;
-        Ok(())
+        self.delete_item(key(service)).await
     }
 }

@@ -1,13 +1,14 @@
 //! The state table handle (SPEC §8): one DynamoDB client and the table name.
 
+use std::collections::HashMap;
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use aws_sdk_dynamodb::Client;
 use aws_sdk_dynamodb::config::retry::RetryConfig;
 use aws_sdk_dynamodb::types::{
-    AttributeDefinition, BillingMode, KeySchemaElement, KeyType, ScalarAttributeType, TableStatus,
-    TimeToLiveSpecification, TimeToLiveStatus,
+    AttributeDefinition, AttributeValue, BillingMode, KeySchemaElement, KeyType,
+    ScalarAttributeType, TableStatus, TimeToLiveSpecification, TimeToLiveStatus,
 };
 
 use crate::StateError;
@@ -165,6 +166,42 @@ impl StateTable {
     /// The table name.
     pub fn name(&self) -> &str {
         &self.name
+    }
+
+    /// The item with partition key `pk`, read consistently; `None` when absent. The one
+    /// single-item read of the item modules (screenings, sim chaos knobs).
+    ///
+    /// # Errors
+    /// [`StateError::Aws`] when the read fails.
+    pub(crate) async fn get_item(
+        &self,
+        pk: String,
+    ) -> Result<Option<HashMap<String, AttributeValue>>, StateError> {
+        let out = self
+            .client()
+            .get_item()
+            .table_name(self.name())
+            .key("pk", crate::attr::sv(pk))
+            .consistent_read(true)
+            .send()
+            .await
+            .map_err(|e| StateError::aws("GetItem", e))?;
+        Ok(out.item)
+    }
+
+    /// Deletes the item with partition key `pk` (no error when absent).
+    ///
+    /// # Errors
+    /// [`StateError::Aws`] when the delete fails.
+    pub(crate) async fn delete_item(&self, pk: String) -> Result<(), StateError> {
+        self.client()
+            .delete_item()
+            .table_name(self.name())
+            .key("pk", crate::attr::sv(pk))
+            .send()
+            .await
+            .map_err(|e| StateError::aws("DeleteItem", e))?;
+        Ok(())
     }
 
     /// Creates the table if it does not exist (on-demand billing, `pk` S), waits until it is

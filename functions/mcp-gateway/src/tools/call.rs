@@ -105,7 +105,7 @@ impl Call<'_> {
                 self.attempts.fetch_add(1, Ordering::Relaxed);
                 op(CallMeta {
                     principal: self.principal.map(str::to_owned),
-                    deadline_header: Some(hop_deadline(&self.deadline, attempt.timeout)),
+                    deadline_header: Some(hop_deadline(attempt.timeout)),
                     timeout: attempt.timeout,
                     chaos: self.chaos.map(|h| h.header.clone()),
                 })
@@ -114,15 +114,15 @@ impl Call<'_> {
     }
 }
 
-/// The `X-Request-Deadline` of one attempt (SPEC §7): the call's deadline, or the attempt's
-/// own end when its timeout fires first, less the hop margin ([`CORE_API_HOP_MARGIN`]). The
-/// gateway stops listening when the attempt times out, so the receiver must finish (and give
-/// its own dependencies their budgets, e.g. core-api's embeddings call and statement timeout)
-/// before then: a search whose embeddings call hangs answers its degraded full-text result
-/// inside the gateway's 2 s attempt instead of after it.
-fn hop_deadline(deadline: &Deadline, attempt_timeout: Duration) -> String {
-    deadline
-        .min(Deadline::after(attempt_timeout))
+/// The `X-Request-Deadline` of one attempt (SPEC §7): the attempt's own end, less the hop
+/// margin ([`CORE_API_HOP_MARGIN`]). The attempt timeout is already
+/// `min(remaining − margin, cap)`, so this is never later than the call's deadline − 150 ms;
+/// and the gateway stops listening when the attempt times out, so the receiver must finish
+/// (and give its own dependencies their budgets, e.g. core-api's embeddings call and statement
+/// timeout) before then: a search whose embeddings call hangs answers its degraded full-text
+/// result inside the gateway's 2 s attempt instead of after it.
+fn hop_deadline(attempt_timeout: Duration) -> String {
+    Deadline::after(attempt_timeout)
         .child(CORE_API_HOP_MARGIN)
         .to_header()
 }
@@ -165,7 +165,7 @@ impl Call<'_> {
                     self.attempts.fetch_add(1, Ordering::Relaxed);
                     let meta = ScreenMeta {
                         principal: self.principal.map(str::to_owned),
-                        deadline_header: Some(hop_deadline(deadline, attempt.timeout)),
+                        deadline_header: Some(hop_deadline(attempt.timeout)),
                         timeout: attempt.timeout,
                     };
                     async move { self.gateway.screening.screen(&meta, request).await }
