@@ -7,7 +7,13 @@ concurrency test as lost updates between a PutItem and an UpdateItem). Serializi
 restores DynamoDB's per-item atomicity; the emulator answers each request in a few
 milliseconds, so tests do not notice the queue.
 
-Usage: python moto_server.py HOST PORT
+Connections: werkzeug's server closes every connection after its response (its HTTP/1.1
+keep-alive is off by design), so each AWS SDK call opens a new TCP connection, which a client
+of AWS itself would not (it keeps a pool). With KOSHA_MOTO_KEEP_ALIVE=1 the same serialized
+app is served by waitress instead, which keeps HTTP/1.1 connections open; scripts/bench-load
+measures the gateway both ways (docs/benchmarks.md).
+
+Usage: [KOSHA_MOTO_KEEP_ALIVE=1] python moto_server.py HOST PORT
 """
 
 import os
@@ -33,7 +39,13 @@ def main() -> None:
             # Materialize the body inside the lock: the work may happen while iterating.
             return list(app(environ, start_response))
 
-    run_simple(host, port, serialized, threaded=True, request_handler=MotoRequestHandler)
+    if os.environ.get("KOSHA_MOTO_KEEP_ALIVE") == "1":
+        from waitress import serve
+
+        # Threads only read and write sockets: the lock above still serializes the work.
+        serve(serialized, host=host, port=port, threads=8, connection_limit=256, _quiet=True)
+    else:
+        run_simple(host, port, serialized, threaded=True, request_handler=MotoRequestHandler)
 
 
 if __name__ == "__main__":

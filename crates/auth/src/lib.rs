@@ -2,6 +2,8 @@
 //!
 //! - [`Verifier::verify`] turns an `Authorization` header into a [`Principal`] or an
 //!   [`AuthError`]; [`AuthError::status`] and [`www_authenticate`] give the HTTP answer.
+//! - verified tokens are remembered until they expire, so a client's
+//!   calls after its first skip the RS256 verification (`verified`);
 //! - [`jwks`] fetches and caches the signing keys (10 min fresh, 50 min grace, one refresh per
 //!   30 s for unknown `kid`s).
 //! - [`ProtectedResourceMetadata`] is the
@@ -16,6 +18,7 @@ mod error;
 pub mod jwks;
 mod metadata;
 mod principal;
+mod verified;
 mod verifier;
 
 pub use config::{JwksSource, MAX_LEEWAY_S, VerifierConfig};

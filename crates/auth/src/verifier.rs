@@ -11,6 +11,10 @@
 //! 6. `token_use == "access"`, `client_id` in the allowed list.
 //! 7. Roles from `cognito:groups`; none known → [`AuthError::NoRole`].
 //!
+//! A token that passed all of them is remembered until `exp` + leeway ([`crate::verified`]);
+//! the same token again gets the same principal after step 4 alone (its key must still be
+//! in the JWKS cache), without the signature check, the claims parse or steps 6–7.
+//!
 //! Failures 2–6 are all [`AuthError::InvalidToken`]; the precise reason goes to a `debug` log
 //! event (`reason` field), which never contains the token. `aud` is not checked: Cognito access
 //! tokens carry `client_id` instead (checked in 6).
@@ -26,6 +30,7 @@ use crate::config::{JwksSource, VerifierConfig};
 use crate::error::AuthError;
 use crate::jwks::{CacheTiming, FileJwksFetcher, HttpJwksFetcher, JwksFetcher, KeyCache, KeyMiss};
 use crate::principal::{Principal, Role};
+use crate::verified::{Verified, VerifiedTokens};
 use kosha_contract::bearer::{self, Extracted, Shape};
 
 /// Verifies Cognito access tokens. Build once at start-up; share by cloning.
@@ -38,6 +43,7 @@ struct Inner {
     allowed_client_ids: Vec<String>,
     validation: Validation,
     keys: Arc<KeyCache>,
+    verified: VerifiedTokens,
 }
 
 impl std::fmt::Debug for Verifier {
@@ -131,6 +137,7 @@ impl Verifier {
             allowed_client_ids: config.allowed_client_ids,
             validation,
             keys: Arc::new(KeyCache::new(fetcher, timing)),
+            verified: VerifiedTokens::default(),
         };
         Self {
             inner: Arc::new(inner),
@@ -144,13 +151,19 @@ impl Verifier {
             Extracted::Rejected(shape) => return Err(reject(Reason::Shape(shape))),
             Extracted::Token(token) => token,
         };
-        let claims = self.check_token(token).await.map_err(reject)?;
+        let now_s = jsonwebtoken::get_current_timestamp();
+        if let Some(seen) = self.inner.verified.get(token, now_s)
+            && self.inner.keys.key(&seen.kid).await.is_ok()
+        {
+            return Ok(seen.principal);
+        }
+        let (claims, kid) = self.check_token(token).await.map_err(reject)?;
         let roles = Role::from_groups(claims.groups.iter().map(String::as_str));
         if roles.is_empty() {
             tracing::debug!(client_id = %claims.client_id, "valid token without a usable role");
             return Err(AuthError::NoRole);
         }
-        Ok(Principal {
+        let principal = Principal {
             client_id: claims.client_id,
             subject: claims.sub,
             username: claims.username,
@@ -162,7 +175,14 @@ impl Verifier {
                 .map(str::to_owned)
                 .collect(),
             expires_at: claims.exp,
-        })
+        };
+        let seen = Verified {
+            principal: principal.clone(),
+            kid,
+        };
+        let leeway_s = self.inner.validation.leeway;
+        self.inner.verified.insert(token, seen, leeway_s, now_s);
+        Ok(principal)
     }
 
     /// Like [`Verifier::verify`], reading `Authorization` from request headers. Several
@@ -181,7 +201,8 @@ impl Verifier {
         }
     }
 
-    async fn check_token(&self, token: &str) -> Result<AccessClaims, Reason> {
+    /// The token's claims and `kid`, after steps 3–6.
+    async fn check_token(&self, token: &str) -> Result<(AccessClaims, String), Reason> {
         let header = jsonwebtoken::decode_header(token).map_err(|_| Reason::Malformed)?;
         if header.alg != Algorithm::RS256 {
             return Err(Reason::Algorithm);
@@ -198,7 +219,7 @@ impl Verifier {
             tracing::debug!(client_id = %claims.client_id, "client_id not allowed");
             return Err(Reason::ClientNotAllowed);
         }
-        Ok(claims)
+        Ok((claims, kid))
     }
 }
 

@@ -14,7 +14,13 @@
 //!
 //! and logs one `handled` line with `status` and `elapsed_ms`, unless the handler wrote the
 //! request's own line ([`RequestTrace::mark_logged`]: the gateway's per-tool-call line), so a
-//! request costs one line. Header values are logged only when they pass [`loggable`], so
+//! request costs one line.
+//!
+//! The span also keeps the request's clock: when it began, and how long the request has
+//! waited on its dependencies ([`RequestTrace::waiting`]). What is left,
+//! [`RequestTrace::own_time`], is the service's own time (its CPU and its queues), the
+//! figure a gateway's overhead is judged by (issue 16; Kong's `latencies.kong` beside
+//! `latencies.proxy`). Header values are logged only when they pass [`loggable`], so
 //! nothing a client sends can forge log structure.
 //!
 //! Each request gets its own span id, a child of the caller's; [`inject`] / [`propagate`]
@@ -24,7 +30,8 @@
 
 use std::future::Future;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::Duration;
 
 use axum::extract::Request;
 use axum::http::{HeaderMap, HeaderName, HeaderValue};
@@ -81,15 +88,43 @@ fn random_id() -> String {
 
 /// The trace of one request, put into its extensions by [`request_span`]: its `request` span
 /// and its trace context. Handlers that run elsewhere (rmcp runs the MCP server in a spawned
-/// task) re-enter both with [`RequestTrace::scope`]. Clones share the "logged" mark.
+/// task) re-enter both with [`RequestTrace::scope`]. Clones share the "logged" mark and the
+/// clock.
 #[derive(Debug, Clone)]
 pub struct RequestTrace {
     span: tracing::Span,
     context: Context,
     logged: Arc<AtomicBool>,
+    clock: Arc<RequestClock>,
+}
+
+/// When a request's span began and how long it has waited on dependencies (ns).
+#[derive(Debug)]
+struct RequestClock {
+    started: Instant,
+    waited_ns: AtomicU64,
 }
 
 impl RequestTrace {
+    /// Awaits `future`, counting its whole wall time as waiting on a dependency: wrap each
+    /// call to DynamoDB, core-api, screening-sim or Secrets Manager (with its policy, so
+    /// backoff sleeps count too) and nothing else. Calls running at once must be wrapped as
+    /// one (`waiting(join(a, b))`), or their overlap counts twice.
+    pub async fn waiting<F: Future>(&self, future: F) -> F::Output {
+        let started = Instant::now();
+        let output = future.await;
+        let ns = u64::try_from(started.elapsed().as_nanos()).unwrap_or(u64::MAX);
+        self.clock.waited_ns.fetch_add(ns, Ordering::Relaxed);
+        output
+    }
+
+    /// The request's own time so far: the wall time since its span began, less what
+    /// [`RequestTrace::waiting`] counted (zero if that were ever more).
+    pub fn own_time(&self) -> Duration {
+        let waited = Duration::from_nanos(self.clock.waited_ns.load(Ordering::Relaxed));
+        self.clock.started.elapsed().saturating_sub(waited)
+    }
+
     /// The request's W3C trace id, 32 lowercase hex digits.
     pub fn trace_id(&self) -> String {
         self.context.span().span_context().trace_id().to_string()
@@ -252,15 +287,19 @@ pub async fn request_span(mut request: Request, next: Next) -> Response {
         span: span.clone(),
         context: context.clone(),
         logged: Arc::default(),
+        clock: Arc::new(RequestClock {
+            started: Instant::now(),
+            waited_ns: AtomicU64::new(0),
+        }),
     };
     request.extensions_mut().insert(trace.clone());
     async move {
-        let started = Instant::now();
         let response = next.run(request).await;
         if !trace.logged.load(Ordering::Relaxed) {
+            let elapsed = trace.clock.started.elapsed();
             tracing::info!(
                 status = response.status().as_u16(),
-                elapsed_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
+                elapsed_ms = u64::try_from(elapsed.as_millis()).unwrap_or(u64::MAX),
                 "handled"
             );
         }
@@ -461,6 +500,35 @@ mod tests {
             b.span().span_context().trace_id()
         );
         assert!(a.span().span_context().is_valid());
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn own_time_is_the_span_less_the_waits_on_dependencies() {
+        use std::time::Duration;
+        async fn handler(request: axum::extract::Request) -> String {
+            let trace = request.extensions().get::<super::RequestTrace>().unwrap();
+            tokio::time::sleep(Duration::from_millis(3)).await; // own work
+            let slow = tokio::time::sleep(Duration::from_millis(40));
+            let other = tokio::time::sleep(Duration::from_millis(25));
+            trace.waiting(async { tokio::join!(slow, other) }).await;
+            trace
+                .waiting(tokio::time::sleep(Duration::from_millis(10)))
+                .await;
+            tokio::time::sleep(Duration::from_millis(2)).await; // own work
+            format!("{}", trace.own_time().as_millis())
+        }
+        use http_body_util::BodyExt;
+        use tower::ServiceExt;
+        let app = axum::Router::new()
+            .route("/", axum::routing::get(handler))
+            .layer(axum::middleware::from_fn(super::request_span));
+        let req = axum::http::Request::get("/")
+            .body(axum::body::Body::empty())
+            .unwrap();
+        let resp = app.oneshot(req).await.unwrap();
+        let body = resp.into_body().collect().await.unwrap().to_bytes();
+        // 55 ms of wall time, of which 50 ms waiting (the join counts once): 5 ms own.
+        assert_eq!(body.as_ref(), b"5");
     }
 
     #[test]

@@ -23,7 +23,7 @@ use crate::echo::clip;
 use crate::jsonrpc as rpc;
 use crate::state::Gateway;
 use crate::tools::args::DuplicateArgument;
-use crate::tools::call::Call;
+use crate::tools::call::{Call, waiting};
 use crate::tools::catalogue::Catalogue;
 use crate::tools::error::ToolError;
 use crate::tools::observe;
@@ -163,12 +163,17 @@ impl ServerHandler for McpServer {
             let started = tokio::time::Instant::now();
             let attempts = AtomicU32::new(0);
             let requested = request.name.clone();
-            let (tool, answer) = self.dispatch(request, &context, &attempts).await;
+            let (tool, answer) = self
+                .dispatch(request, &context, &attempts, trace.as_ref())
+                .await;
             observe::record(
                 tool,
                 &requested,
                 answer.outcome(),
-                started.elapsed(),
+                observe::Timing {
+                    elapsed: started.elapsed(),
+                    overhead: trace.as_ref().map(RequestTrace::own_time),
+                },
                 attempts.load(Ordering::Relaxed),
             );
             if let Some(t) = &trace {
@@ -244,6 +249,7 @@ impl McpServer {
         request: CallToolRequestParams,
         context: &RequestContext<RoleServer>,
         attempts: &AtomicU32,
+        trace: Option<&RequestTrace>,
     ) -> (Option<&'static str>, Answer) {
         // A tool the caller may not use answers exactly as an unknown one.
         let known = self.catalogue.find(&request.name, roles(context));
@@ -254,18 +260,21 @@ impl McpServer {
         // Beside it, an instance without a recent override read reads one first (SPEC §8).
         let client_id = principal(context).map(|p| p.client_id.as_str());
         let gateway = &self.gateway;
-        let (decision, ()) = match client_id {
-            Some(id) => {
-                tokio::join!(
-                    gateway.rate_limiter.check(id),
-                    gateway.overrides.ensure_fresh()
-                )
+        let (decision, ()) = waiting(trace, async {
+            match client_id {
+                Some(id) => {
+                    tokio::join!(
+                        gateway.rate_limiter.check(id),
+                        gateway.overrides.ensure_fresh()
+                    )
+                }
+                None => (
+                    RateDecision::Allowed,
+                    gateway.overrides.ensure_fresh().await,
+                ),
             }
-            None => (
-                RateDecision::Allowed,
-                gateway.overrides.ensure_fresh().await,
-            ),
-        };
+        })
+        .await;
         if let RateDecision::Limited { retry_after_s } = decision {
             if let Some(slot) = rate_limit_slot(context) {
                 slot.set(retry_after_s);
@@ -299,7 +308,8 @@ impl McpServer {
                 let now_s =
                     u64::try_from(time::OffsetDateTime::now_utc().unix_timestamp()).unwrap_or(0);
                 let header = parts.headers.get(kosha_contract::headers::CHAOS);
-                self.gateway.chaos.evaluate(header, p, now_s).await
+                // The signing key may be read from Secrets Manager (cached 5 min).
+                waiting(trace, self.gateway.chaos.evaluate(header, p, now_s)).await
             }
             _ => None,
         };
@@ -310,6 +320,7 @@ impl McpServer {
             deadline,
             chaos: chaos.as_ref(),
             attempts,
+            trace,
         };
         let result = if call.remaining() < entry.spec.min_budget {
             metrics::counter!("shed", "reason" => "min_budget").increment(1);

@@ -2,7 +2,8 @@
 //! default filter) captured in memory (SPEC §12, issue 15):
 //!
 //! - a `tools/call` writes exactly one line, with tool, outcome, duration, attempts, degraded,
-//!   principal, request id and trace id; 1,000 calls stay within the per-call line and byte
+//!   the gateway's own time (`overhead_us`, without the waits on dependencies), principal,
+//!   request id and trace id; 1,000 calls stay within the per-call line and byte
 //!   bound (the figure is printed and recorded in docs/benchmarks.md);
 //! - the trace context reaches core-api: from a `traceparent` header, from
 //!   `params._meta.traceparent` (MCP 2026-07-28), or a new trace when there is none; core-api
@@ -136,6 +137,49 @@ async fn a_thousand_calls_write_one_bounded_line_each() {
     assert_eq!(line["span"]["trace_id"].as_str().unwrap().len(), 32);
     // Every call starts its own trace when the client sends none.
     assert_ne!(lines[0]["span"]["trace_id"], lines[1]["span"]["trace_id"]);
+}
+
+/// `overhead_us` is the request's time less its waits on dependencies (issue 16): a core-api
+/// that takes 300 ms makes the call take at least that, and the gateway's own time stays
+/// small; without the subtraction it would be over 300,000 µs.
+#[tokio::test]
+async fn the_overhead_leaves_out_the_time_waiting_on_core_api() {
+    let core = MockServer::start().await;
+    let txn = json!({"transaction": {"transaction_id": TXN, "account_id": "acc_0001",
+        "amount_minor": 1250, "currency": "EUR", "merchant": "M", "category": "c",
+        "status": "booked", "booked_at": "2026-03-04T10:15:00Z"}});
+    Mock::given(method("GET"))
+        .and(path(format!("/v1/transactions/{TXN}")))
+        .respond_with(
+            ResponseTemplate::new(200)
+                .set_body_json(txn)
+                .set_delay(std::time::Duration::from_millis(300)),
+        )
+        .mount(&core)
+        .await;
+    let app = common::app(&core.uri(), 100.0, 64);
+    let t = token("agent-a", &[Role::Agent]);
+    let (logs, _guard) = capture();
+    let resp = app
+        .oneshot(tools_call(
+            1,
+            &t,
+            "get_transaction",
+            json!({"transaction_id": TXN}),
+        ))
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 200);
+    json_body(resp).await;
+    let lines = logs.lines();
+    let line = lines
+        .iter()
+        .find(|l| l["message"] == "tool call")
+        .expect("a tool call line");
+    assert!(line["duration_ms"].as_u64().unwrap() >= 300, "{line}");
+    let overhead_us = line["overhead_us"].as_u64().expect("overhead_us");
+    // A debug build on a loaded machine: generous, still far below the 300 ms wait.
+    assert!(overhead_us < 100_000, "{line}");
 }
 
 #[tokio::test]

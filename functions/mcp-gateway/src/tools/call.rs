@@ -17,6 +17,8 @@ use rand::rngs::SmallRng;
 
 use kosha_contract::screening::{ScreenRequest, ScreenResponse};
 
+use kosha_runtime::trace::RequestTrace;
+
 use crate::backends::Backend;
 use crate::backends::core_api::{CallMeta, CoreApiError};
 use crate::backends::screening::{ScreenMeta, ScreeningError};
@@ -44,12 +46,21 @@ pub struct Call<'a> {
     /// Requests this call has sent to its dependencies (the `attempts` of its log line,
     /// [`super::observe`]); every dependency helper here counts its sends.
     pub attempts: &'a AtomicU32,
+    /// The request's trace, whose clock counts the time spent waiting on dependencies (the
+    /// `overhead_us` of the log line); `None` outside an HTTP request.
+    pub trace: Option<&'a RequestTrace>,
 }
 
 impl Call<'_> {
     /// Time left before the deadline (zero once passed).
     pub fn remaining(&self) -> Duration {
         self.deadline.remaining()
+    }
+
+    /// Awaits `future`, a call to a dependency, counting its time as waiting ([`waiting`]).
+    /// Every dependency call of a tool goes through this.
+    pub async fn waiting<F: Future>(&self, future: F) -> F::Output {
+        waiting(self.trace, future).await
     }
 
     /// Runs one core-api read under the gateway's policy and maps its errors to tool errors.
@@ -99,9 +110,11 @@ impl Call<'_> {
         Fut: Future<Output = Result<T, CoreApiError>>,
     {
         let mut faults = self.faults(Target::CoreApi);
-        self.gateway
-            .policy(backend)
-            .call_with_faults(&self.deadline, idempotency, faults.as_mut(), |attempt| {
+        let calls = self.gateway.policy(backend).call_with_faults(
+            &self.deadline,
+            idempotency,
+            faults.as_mut(),
+            |attempt| {
                 self.attempts.fetch_add(1, Ordering::Relaxed);
                 op(CallMeta {
                     principal: self.principal.map(str::to_owned),
@@ -109,8 +122,18 @@ impl Call<'_> {
                     timeout: attempt.timeout,
                     chaos: self.chaos.map(|h| h.header.clone()),
                 })
-            })
-            .await
+            },
+        );
+        self.waiting(calls).await
+    }
+}
+
+/// Awaits `future`, a call to a dependency, counting its time as waiting on `trace`'s clock
+/// ([`RequestTrace::waiting`]); just awaits it without a trace.
+pub async fn waiting<F: Future>(trace: Option<&RequestTrace>, future: F) -> F::Output {
+    match trace {
+        Some(trace) => trace.waiting(future).await,
+        None => future.await,
     }
 }
 
@@ -155,23 +178,21 @@ impl Call<'_> {
         request: &ScreenRequest,
     ) -> Result<ScreenResponse, PolicyError<ScreeningError>> {
         let mut faults = self.faults(Target::ScreeningSim);
-        self.gateway
-            .policy(Backend::ScreeningSim)
-            .call_with_faults(
-                deadline,
-                Idempotency::Idempotent,
-                faults.as_mut(),
-                |attempt| {
-                    self.attempts.fetch_add(1, Ordering::Relaxed);
-                    let meta = ScreenMeta {
-                        principal: self.principal.map(str::to_owned),
-                        deadline_header: Some(hop_deadline(attempt.timeout)),
-                        timeout: attempt.timeout,
-                    };
-                    async move { self.gateway.screening.screen(&meta, request).await }
-                },
-            )
-            .await
+        let calls = self.gateway.policy(Backend::ScreeningSim).call_with_faults(
+            deadline,
+            Idempotency::Idempotent,
+            faults.as_mut(),
+            |attempt| {
+                self.attempts.fetch_add(1, Ordering::Relaxed);
+                let meta = ScreenMeta {
+                    principal: self.principal.map(str::to_owned),
+                    deadline_header: Some(hop_deadline(attempt.timeout)),
+                    timeout: attempt.timeout,
+                };
+                async move { self.gateway.screening.screen(&meta, request).await }
+            },
+        );
+        self.waiting(calls).await
     }
 
     /// The fault plan of the honoured chaos header for calls to `target`, if it targets it:

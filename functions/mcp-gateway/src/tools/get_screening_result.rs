@@ -99,7 +99,10 @@ impl Tool for GetScreeningResult {
             return Err(unavailable);
         };
         let now_s = kosha_state::SystemClock.now_s();
-        let item = match screenings.read(&id, now_s, call.remaining()).await {
+        let item = match call
+            .waiting(screenings.read(&id, now_s, call.remaining()))
+            .await
+        {
             Ok(Some(item)) => item,
             Ok(None) => {
                 return Err(ToolError::NotFound(format!(

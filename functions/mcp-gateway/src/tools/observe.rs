@@ -3,8 +3,11 @@
 //!
 //! - one JSON log line, `"message": "tool call"`, with `tool`, `outcome` (`ok`, an error code
 //!   of SPEC §3, `rate_limited` or `unknown_tool`), `duration_ms`, `attempts` (requests sent
-//!   to dependencies; a chaos-injected failure sends none), `degraded`, and from the request
-//!   span `request_id`, `trace_id` and `principal`. Level: `info`, `warn` when a dependency
+//!   to dependencies; a chaos-injected failure sends none), `degraded`, `overhead_us` (the
+//!   gateway's own time so far: the request span's wall time less the time spent waiting on
+//!   DynamoDB, core-api, screening-sim and Secrets Manager, µs;
+//!   `kosha_runtime::trace::RequestTrace::own_time`), and from the request span
+//!   `request_id`, `trace_id` and `principal`. Level: `info`, `warn` when a dependency
 //!   failed or time ran out (`dependency_unavailable`, `deadline_exceeded`, `overloaded`),
 //!   `error` for `internal`;
 //! - `tool_duration_ms{tool, outcome}` (a tool not in the catalogue has no series: its name
@@ -58,17 +61,29 @@ fn is_reason(reason: &str) -> bool {
         && reason.bytes().all(|b| b.is_ascii_lowercase() || b == b'_')
 }
 
+/// How long a call took.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Timing {
+    /// The tool call's wall time (`duration_ms`, and the metric).
+    pub elapsed: Duration,
+    /// The gateway's own time in the request so far (`overhead_us`); `None` outside an HTTP
+    /// request (no request span), then not logged.
+    pub overhead: Option<Duration>,
+}
+
 /// Writes the record of one call: `tool` is the catalogue's name (`None` for an unknown tool,
-/// then `requested` is logged, clipped), `elapsed` its wall time, `attempts` the requests it
+/// then `requested` is logged, clipped), `timing` how long it took, `attempts` the requests it
 /// sent.
 pub fn record(
     tool: Option<&'static str>,
     requested: &str,
     outcome: Outcome<'_>,
-    elapsed: Duration,
+    timing: Timing,
     attempts: u32,
 ) {
+    let Timing { elapsed, overhead } = timing;
     let duration_ms = u64::try_from(elapsed.as_millis()).unwrap_or(u64::MAX);
+    let overhead_us = overhead.map(|d| u64::try_from(d.as_micros()).unwrap_or(u64::MAX));
     if let Some(tool) = tool {
         metrics::histogram!("tool_duration_ms", "tool" => tool, "outcome" => outcome.code)
             .record(elapsed.as_secs_f64() * 1000.0);
@@ -87,6 +102,7 @@ pub fn record(
                 duration_ms,
                 attempts,
                 degraded,
+                overhead_us,
                 "tool call"
             )
         };

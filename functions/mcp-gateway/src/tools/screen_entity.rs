@@ -171,7 +171,10 @@ impl Tool for ScreenEntity {
             return Err(unavailable);
         };
         let item = ScreeningItem::new(id.clone(), request, ScreeningState::Pending, now_s);
-        if let Err(e) = screenings.defer(&item, call.remaining()).await {
+        if let Err(e) = call
+            .waiting(screenings.defer(&item, call.remaining()))
+            .await
+        {
             tracing::warn!(event = "screening_defer_failed", error = %e);
             return Err(unavailable);
         }
@@ -189,8 +192,8 @@ impl Tool for ScreenEntity {
 /// Stores a synchronous answer; a failure is counted and logged, the verdict still goes out.
 async fn store_answer(call: &Call<'_>, item: ScreeningItem) {
     let stored = match &call.gateway.screenings {
-        Some(s) => s
-            .store(&item, call.remaining())
+        Some(s) => call
+            .waiting(s.store(&item, call.remaining()))
             .await
             .map_err(|e| e.to_string()),
         None => Err("no screening store configured".to_owned()),
