@@ -13,8 +13,10 @@
 //! - [`core_api`]: core-api's request and response bodies (SPEC §4).
 //! - [`events`]: the events queue's messages, published by outbox-relay (SPEC §4).
 //! - [`screening`]: screening-sim's request and response bodies (SPEC §4).
+//! - `openapi` (feature `openapi`): the OpenAPI 3.1 schemas of core-api's bodies.
 //!
-//! The crate depends on serde, schemars and base64 only, so fuzz targets and every function can use it
+//! The crate depends on serde, schemars and base64 only (utoipa too with the `openapi`
+//! feature, which core-api turns on), so fuzz targets and every function can use it
 //! without pulling in HTTP or AWS crates.
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
@@ -30,4 +32,6 @@ pub mod events;
 pub mod headers;
 pub mod ids;
 pub mod json;
+#[cfg(feature = "openapi")]
+pub mod openapi;
 pub mod screening;

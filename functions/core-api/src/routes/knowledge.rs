@@ -12,11 +12,13 @@ use axum::extract::State;
 use kosha_contract::core_api::{
     QUERY_MAX_CHARS, SearchRequest, SearchResponse, TOP_K_DEFAULT, TOP_K_MAX,
 };
+use kosha_contract::error::ErrorBody;
 use kosha_resilience::chaos::Target;
 use serde_json::{Map, Value};
 
 use super::AppState;
 use super::extract::ApiJson;
+use super::openapi::Common;
 use crate::deadline::Budget;
 use crate::error::ApiError;
 use crate::text;
@@ -86,6 +88,25 @@ fn reject_unknown(rest: &Map<String, Value>) -> Result<(), ApiError> {
 ///
 /// # Errors
 /// 400 for a bad body, 503/504 from PostgreSQL; never one for the embeddings API.
+#[utoipa::path(
+    post,
+    path = "/v1/knowledge/search",
+    tag = "knowledge",
+    operation_id = "search_knowledge_base",
+    params(Common),
+    request_body = SearchRequest,
+    responses(
+        (status = 200, description = "Best first; degraded: true when ranked by full text \
+            alone (embeddings unavailable, SPEC §10).", body = SearchResponse),
+        (status = 400, description = "invalid_argument: the body (not JSON, duplicate key, \
+            wrong shape, bad query or top_k, unknown field) or a header.", body = ErrorBody),
+        (status = 503, description = "PostgreSQL unavailable (dependency_unavailable, \
+            dependency postgres) or its pool busy (overloaded).", body = ErrorBody,
+            headers(("Retry-After" = u64, description = "Whole seconds, as retry_after_s."))),
+        (status = 504, description = "deadline_exceeded: X-Request-Deadline past, or \
+            PostgreSQL did not answer in time.", body = ErrorBody),
+    )
+)]
 pub async fn search(
     State(state): State<AppState>,
     budget: Budget,

@@ -9,6 +9,7 @@ mod errors;
 mod hung;
 mod hybrid;
 mod knowledge;
+mod openapi;
 mod seed;
 mod transactions;
 mod writes;
