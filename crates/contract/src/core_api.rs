@@ -105,11 +105,11 @@ pub struct ListTransactionsQuery {
     pub cursor: Option<String>,
     /// Inclusive lower bound on `booked_at`, RFC 3339 (empty: no bound).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(feature = "openapi", param(format = DateTime))]
+    #[cfg_attr(feature = "openapi", param(schema_with = crate::openapi::time_bound))]
     pub from: Option<String>,
     /// Inclusive upper bound on `booked_at`, RFC 3339 (empty: no bound); not before `from`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(feature = "openapi", param(format = DateTime))]
+    #[cfg_attr(feature = "openapi", param(schema_with = crate::openapi::time_bound))]
     pub to: Option<String>,
 }
 
@@ -213,7 +213,12 @@ pub struct DisputeRequest {
     pub reason: String,
     /// Disputed amount in minor units, 1 to the transaction's absolute amount; absent means
     /// the transaction's absolute amount.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// A whole number written as a float (`100.0`) counts ([`crate::integer`]).
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "crate::integer::option"
+    )]
     #[cfg_attr(
         feature = "openapi",
         schema(schema_with = crate::openapi::dispute_amount, required = false)

@@ -7,6 +7,7 @@
 //! - [`echo`]: the clip applied to caller text quoted in errors and logs.
 //! - [`headers`]: the service-to-service header names (SPEC §7, §9, §12).
 //! - [`ids`]: the id shapes (SPEC §3) and their checks.
+//! - [`integer`]: JSON Schema's `integer` (`5.0` is `5`) for request bodies' integer fields.
 //! - [`dependency`]: the dependency names of SPEC §8 (override keys, metric dimensions).
 //! - [`error`]: the error codes (SPEC §3) and the error body of SPEC §7.
 //! - [`cursor`]: the text of core-api's pagination cursor (SPEC §4).
@@ -31,6 +32,7 @@ pub mod error;
 pub mod events;
 pub mod headers;
 pub mod ids;
+pub mod integer;
 pub mod json;
 #[cfg(feature = "openapi")]
 pub mod openapi;

@@ -48,10 +48,7 @@ impl ToSchema for ErrorCode {}
 /// `error.dependency`: a dependency name of SPEC §8 ([`Dependency::ALL`]).
 pub fn dependency() -> Schema {
     let names = Dependency::ALL.map(Dependency::as_str);
-    string_enum(
-        &names,
-        "The failing dependency (SPEC §8), when one failed.",
-    )
+    string_enum(&names, "The failing dependency (SPEC §8), when one failed.")
 }
 
 /// `Transaction.status`: the values `core.transactions` allows (its CHECK constraint).
@@ -61,7 +58,10 @@ pub fn transaction_status() -> Schema {
 
 /// `Dispute.status` of a 201: always `open` ([`crate::core_api::DISPUTE_OPEN`]).
 pub fn dispute_status() -> Schema {
-    string_enum(&[crate::core_api::DISPUTE_OPEN], "Always `open` for a new dispute.")
+    string_enum(
+        &[crate::core_api::DISPUTE_OPEN],
+        "Always `open` for a new dispute.",
+    )
 }
 
 /// `Review.status` of a 201: always `pending_review` ([`crate::core_api::REVIEW_PENDING`]).
@@ -230,17 +230,26 @@ pub fn list_limit() -> Schema {
 
 /// `transaction_id`: `txn_` + 6 or more digits.
 pub fn transaction_id() -> Schema {
-    id(&ids::TRANSACTION, "A transaction id: txn_ + 6 or more ASCII digits.")
+    id(
+        &ids::TRANSACTION,
+        "A transaction id: txn_ + 6 or more ASCII digits.",
+    )
 }
 
 /// `account_id`: `acc_` + 4 or more digits.
 pub fn account_id() -> Schema {
-    id(&ids::ACCOUNT, "An account id: acc_ + 4 or more ASCII digits.")
+    id(
+        &ids::ACCOUNT,
+        "An account id: acc_ + 4 or more ASCII digits.",
+    )
 }
 
 /// `article_id`: `kb_` + 3 or more digits.
 pub fn article_id() -> Schema {
-    id(&ids::ARTICLE, "A knowledge-base article id: kb_ + 3 or more ASCII digits.")
+    id(
+        &ids::ARTICLE,
+        "A knowledge-base article id: kb_ + 3 or more ASCII digits.",
+    )
 }
 
 /// `dispute_id`: `dsp_` + a ULID.
@@ -251,4 +260,23 @@ pub fn dispute_id() -> Schema {
 /// `review_id`: `rev_` + a ULID.
 pub fn review_id() -> Schema {
     id(&ids::REVIEW, "A review id: rev_ + a ULID.")
+}
+
+/// `from` and `to` of the transaction list: an RFC 3339 date-time, or empty (no bound: the
+/// handler reads an empty value as absent).
+pub fn time_bound() -> Schema {
+    use utoipa::openapi::schema::AnyOfBuilder;
+    let date_time = ObjectBuilder::new()
+        .schema_type(SchemaType::new(Type::String))
+        .format(Some(SchemaFormat::KnownFormat(KnownFormat::DateTime)));
+    let empty = ObjectBuilder::new()
+        .schema_type(SchemaType::new(Type::String))
+        .max_length(Some(0));
+    Schema::AnyOf(
+        AnyOfBuilder::new()
+            .item(date_time)
+            .item(empty)
+            .description(Some("RFC 3339 date-time, inclusive; empty means no bound."))
+            .build(),
+    )
 }

@@ -5,7 +5,8 @@
 //!
 //! The body is validated by hand so each error names its field: `query` a string of 1–512
 //! characters that is not blank and holds no control characters other than tab, CR and LF
-//! ([`crate::text::plain`]), `top_k` an integer 1–20 (default 5), nothing else.
+//! ([`crate::text::plain`]), `top_k` an integer 1–20 (default 5; `3.0` counts as 3, JSON
+//! Schema's integer, [`kosha_contract::integer`]), nothing else.
 
 use axum::Json;
 use axum::extract::State;
@@ -58,8 +59,8 @@ fn query(value: Option<Value>) -> Result<String, ApiError> {
 fn top_k(value: Option<Value>) -> Result<u32, ApiError> {
     match value {
         None | Some(Value::Null) => Ok(TOP_K_DEFAULT),
-        Some(Value::Number(n)) => n
-            .as_u64()
+        // A whole number written as a float (`3.0`) is the integer JSON Schema says it is.
+        Some(Value::Number(n)) => kosha_contract::integer::integral(&n)
             .and_then(|k| u32::try_from(k).ok())
             .filter(|k| (1..=TOP_K_MAX).contains(k))
             .ok_or_else(top_k_error),

@@ -20,10 +20,10 @@
 use axum::extract::State;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
+use kosha_contract::core_api::{Dispute, Review};
 use kosha_contract::core_api::{
     DisputeRequest, IDEMPOTENCY_KEY_MAX_CHARS, REASON_MAX_CHARS, ReviewRequest,
 };
-use kosha_contract::core_api::{Dispute, Review};
 use kosha_contract::error::ErrorBody;
 use kosha_contract::headers::{IDEMPOTENCY_KEY, IDEMPOTENT_REPLAYED, PRINCIPAL};
 use kosha_contract::ids::TRANSACTION;

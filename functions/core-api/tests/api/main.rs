@@ -8,6 +8,7 @@ mod common;
 mod errors;
 mod hung;
 mod hybrid;
+mod integers;
 mod knowledge;
 mod openapi;
 mod seed;

@@ -13,8 +13,8 @@ use axum::http::{Method, Request, StatusCode, header};
 use core_api::db::{self, PoolSettings};
 use core_api::routes::{AppState, router};
 use kosha_contract::core_api::{
-    CURSOR_MAX_CHARS, IDEMPOTENCY_KEY_MAX_CHARS, LIST_LIMIT_MAX, QUERY_MAX_CHARS,
-    REASON_MAX_CHARS, TOP_K_DEFAULT, TOP_K_MAX,
+    CURSOR_MAX_CHARS, IDEMPOTENCY_KEY_MAX_CHARS, LIST_LIMIT_MAX, QUERY_MAX_CHARS, REASON_MAX_CHARS,
+    TOP_K_DEFAULT, TOP_K_MAX,
 };
 use kosha_contract::error::ErrorCode;
 use kosha_contract::ids::{ACCOUNT, ARTICLE, DISPUTE, REVIEW, TRANSACTION};
@@ -47,7 +47,9 @@ fn app() -> Router {
 async fn served() -> Value {
     let reply = send(
         &app(),
-        Request::get("/v1/openapi.json").body(Body::empty()).unwrap(),
+        Request::get("/v1/openapi.json")
+            .body(Body::empty())
+            .unwrap(),
     )
     .await;
     assert_eq!(reply.status, StatusCode::OK);
@@ -135,7 +137,11 @@ async fn every_route_of_the_router_is_documented_and_every_documented_one_is_ser
             .body(Body::from("{}"))
             .unwrap();
         let reply = send(&app, request).await;
-        assert_ne!(reply.status, StatusCode::METHOD_NOT_ALLOWED, "{method} {uri}");
+        assert_ne!(
+            reply.status,
+            StatusCode::METHOD_NOT_ALLOWED,
+            "{method} {uri}"
+        );
         assert!(
             !(reply.status == StatusCode::NOT_FOUND && reply.message() == "no such route"),
             "{method} {uri} is documented but not served"
@@ -173,10 +179,12 @@ async fn the_error_body_is_spec_section_7_with_the_stable_codes() {
     required.sort_unstable();
     assert_eq!(required, ["code", "message"]);
     assert!(detail["properties"]["retry_after_s"].is_object());
-    assert!(detail["properties"]["dependency"]["enum"]
-        .as_array()
-        .unwrap()
-        .contains(&json!("postgres")));
+    assert!(
+        detail["properties"]["dependency"]["enum"]
+            .as_array()
+            .unwrap()
+            .contains(&json!("postgres"))
+    );
     assert_eq!(schema(&doc, "ErrorBody")["required"], json!(["error"]));
 
     // Every operation answers its failures with that body, 503 with Retry-After.
@@ -234,11 +242,28 @@ async fn bounds_and_shapes_are_the_constants_the_handlers_check() {
     );
 
     let list = operation(&doc, "get", "/v1/accounts/{id}/transactions");
-    assert_eq!(parameter(list, "id")["schema"]["pattern"], ACCOUNT.pattern());
-    assert_eq!(parameter(list, "limit")["schema"]["maximum"], LIST_LIMIT_MAX);
-    assert_eq!(parameter(list, "cursor")["schema"]["maxLength"], CURSOR_MAX_CHARS);
+    assert_eq!(
+        parameter(list, "id")["schema"]["pattern"],
+        ACCOUNT.pattern()
+    );
+    assert_eq!(
+        parameter(list, "limit")["schema"]["maximum"],
+        LIST_LIMIT_MAX
+    );
+    assert_eq!(
+        parameter(list, "cursor")["schema"]["maxLength"],
+        CURSOR_MAX_CHARS
+    );
+    for bound in ["from", "to"] {
+        let any_of = &parameter(list, bound)["schema"]["anyOf"];
+        assert_eq!(any_of[0]["format"], "date-time", "{bound}");
+        assert_eq!(any_of[1]["maxLength"], 0, "{bound}: empty means no bound");
+    }
     let get = operation(&doc, "get", "/v1/transactions/{id}");
-    assert_eq!(parameter(get, "id")["schema"]["pattern"], TRANSACTION.pattern());
+    assert_eq!(
+        parameter(get, "id")["schema"]["pattern"],
+        TRANSACTION.pattern()
+    );
     assert_eq!(parameter(get, "X-Kosha-Principal")["required"], false);
 
     for path in ["/v1/disputes", "/v1/reviews"] {
@@ -270,9 +295,15 @@ async fn bounds_and_shapes_are_the_constants_the_handlers_check() {
         transaction["properties"]["status"]["enum"],
         json!(["booked", "pending", "reversed"])
     );
-    assert_eq!(transaction["properties"]["booked_at"]["format"], "date-time");
+    assert_eq!(
+        transaction["properties"]["booked_at"]["format"],
+        "date-time"
+    );
     let page = schema(&doc, "TransactionPage");
-    assert_eq!(page["properties"]["transactions"]["maxItems"], LIST_LIMIT_MAX);
+    assert_eq!(
+        page["properties"]["transactions"]["maxItems"],
+        LIST_LIMIT_MAX
+    );
     let mut page_required: Vec<&str> = page["required"]
         .as_array()
         .unwrap()
