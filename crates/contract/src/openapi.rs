@@ -4,9 +4,11 @@
 //! [`ErrorCode::ALL`], so it cannot drift), string enums of the statuses the database's CHECK
 //! constraints allow, and the free-text rule of core-api's `text::plain`.
 //!
-//! The derives carry their bounds as literals (utoipa's attributes take no constants); core-api's
-//! tests compare each with the constant the handler enforces ([`crate::core_api`],
-//! [`crate::ids`]), so the document cannot say one thing while the code does another.
+//! Bounds and patterns are built here from the constants the handlers enforce
+//! ([`crate::core_api`], [`crate::ids`]) and attached with `schema_with`. Where a derive
+//! carries one as a literal instead (utoipa's attributes take no constants: `maxItems`, the
+//! cursor's `maxLength`), core-api's tests (`tests/api/openapi.rs`) compare it with the
+//! constant, so the document cannot say one thing while the code does another.
 //!
 //! Kept behind a feature so the fuzz build, which depends on this crate, does not compile
 //! utoipa.
