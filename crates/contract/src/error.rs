@@ -58,6 +58,7 @@ impl ErrorCode {
 
 /// The body of every error answer: `{"error": {...}}`. Its JSON Schema is the error half of
 /// every tool's `outputSchema` (SPEC §3).
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct ErrorBody {
     /// The error.
@@ -65,6 +66,7 @@ pub struct ErrorBody {
 }
 
 /// The inside of an [`ErrorBody`].
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct ErrorDetail {
     /// The stable code.
@@ -73,9 +75,17 @@ pub struct ErrorDetail {
     pub message: String,
     /// Whole seconds after which a retry may succeed (rounded up).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(
+        feature = "openapi",
+        schema(schema_with = crate::openapi::retry_after, required = false)
+    )]
     pub retry_after_s: Option<u64>,
     /// The failing dependency's name (SPEC §8: `postgres`, `openai`, …), when one failed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(
+        feature = "openapi",
+        schema(schema_with = crate::openapi::dependency, required = false)
+    )]
     pub dependency: Option<String>,
 }
 

@@ -8,13 +8,31 @@
 use axum::Json;
 use axum::extract::State;
 use kosha_contract::core_api::Health;
+use kosha_contract::error::ErrorBody;
 
 use super::AppState;
+use super::openapi::Common;
 use crate::db::queries;
 use crate::deadline::Budget;
 use crate::error::ApiError;
 
 /// Checks PostgreSQL through the pool.
+#[utoipa::path(
+    get,
+    path = "/v1/health",
+    tag = "service",
+    operation_id = "health",
+    params(Common),
+    responses(
+        (status = 200, description = "Ready: PostgreSQL answered.", body = Health),
+        (status = 400, description = "invalid_argument: malformed X-Request-Deadline.", body = ErrorBody),
+        (status = 503, description = "PostgreSQL unavailable (dependency_unavailable, \
+            dependency postgres) or its pool busy (overloaded).", body = ErrorBody,
+            headers(("Retry-After" = u64, description = "Whole seconds, as retry_after_s."))),
+        (status = 504, description = "deadline_exceeded: X-Request-Deadline past, or \
+            PostgreSQL did not answer in time.", body = ErrorBody),
+    )
+)]
 ///
 /// # Errors
 /// [`ApiError::DependencyUnavailable`] or [`ApiError::Overloaded`] from the pool,

@@ -5,18 +5,21 @@
 //!
 //! The body is validated by hand so each error names its field: `query` a string of 1–512
 //! characters that is not blank and holds no control characters other than tab, CR and LF
-//! ([`crate::text::plain`]), `top_k` an integer 1–20 (default 5), nothing else.
+//! ([`crate::text::plain`]), `top_k` an integer 1–20 (default 5; `3.0` counts as 3, JSON
+//! Schema's integer, [`kosha_contract::integer`]), nothing else.
 
 use axum::Json;
 use axum::extract::State;
 use kosha_contract::core_api::{
     QUERY_MAX_CHARS, SearchRequest, SearchResponse, TOP_K_DEFAULT, TOP_K_MAX,
 };
+use kosha_contract::error::ErrorBody;
 use kosha_resilience::chaos::Target;
 use serde_json::{Map, Value};
 
 use super::AppState;
 use super::extract::ApiJson;
+use super::openapi::Common;
 use crate::deadline::Budget;
 use crate::error::ApiError;
 use crate::text;
@@ -56,8 +59,8 @@ fn query(value: Option<Value>) -> Result<String, ApiError> {
 fn top_k(value: Option<Value>) -> Result<u32, ApiError> {
     match value {
         None | Some(Value::Null) => Ok(TOP_K_DEFAULT),
-        Some(Value::Number(n)) => n
-            .as_u64()
+        // A whole number written as a float (`3.0`) is the integer JSON Schema says it is.
+        Some(Value::Number(n)) => kosha_contract::integer::integral(&n)
             .and_then(|k| u32::try_from(k).ok())
             .filter(|k| (1..=TOP_K_MAX).contains(k))
             .ok_or_else(top_k_error),
@@ -86,6 +89,25 @@ fn reject_unknown(rest: &Map<String, Value>) -> Result<(), ApiError> {
 ///
 /// # Errors
 /// 400 for a bad body, 503/504 from PostgreSQL; never one for the embeddings API.
+#[utoipa::path(
+    post,
+    path = "/v1/knowledge/search",
+    tag = "knowledge",
+    operation_id = "search_knowledge_base",
+    params(Common),
+    request_body = SearchRequest,
+    responses(
+        (status = 200, description = "Best first; degraded: true when ranked by full text \
+            alone (embeddings unavailable, SPEC §10).", body = SearchResponse),
+        (status = 400, description = "invalid_argument: the body (not JSON, duplicate key, \
+            wrong shape, bad query or top_k, unknown field) or a header.", body = ErrorBody),
+        (status = 503, description = "PostgreSQL unavailable (dependency_unavailable, \
+            dependency postgres) or its pool busy (overloaded).", body = ErrorBody,
+            headers(("Retry-After" = u64, description = "Whole seconds, as retry_after_s."))),
+        (status = 504, description = "deadline_exceeded: X-Request-Deadline past, or \
+            PostgreSQL did not answer in time.", body = ErrorBody),
+    )
+)]
 pub async fn search(
     State(state): State<AppState>,
     budget: Budget,

@@ -15,10 +15,16 @@
 //! | `GET /v1/health` | [`health::health`] |
 //! | `POST /v1/disputes` | [`writes::raise_dispute`] |
 //! | `POST /v1/reviews` | [`writes::request_review`] |
+//! | `GET /v1/openapi.json` | [`openapi::document`] (the OpenAPI 3.1 document of all of these) |
+//!
+//! Each route is registered with `utoipa_axum::routes!` from its handler's `#[utoipa::path]`,
+//! so the served document ([`document`]) lists exactly the routes served; never add one with a
+//! plain `.route(` (`tests/api/openapi.rs` fails on it).
 
 pub mod extract;
 pub mod health;
 pub mod knowledge;
+pub mod openapi;
 pub mod overrides;
 pub mod trace;
 pub mod transactions;
@@ -29,7 +35,9 @@ use std::sync::Arc;
 use axum::Router;
 use axum::extract::DefaultBodyLimit;
 use axum::middleware;
-use axum::routing::{get, post};
+use utoipa::OpenApi;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
 
 use crate::db::PostgresConfig;
 use crate::embeddings::Embedder;
@@ -101,24 +109,44 @@ impl AppState {
     }
 }
 
+/// The data endpoints: refused without touching PostgreSQL while `breaker#postgres` is forced
+/// ([`overrides::guard_postgres`], layered on in [`router`]).
+fn data_routes() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(transactions::get_transaction))
+        .routes(routes!(transactions::list_transactions))
+        .routes(routes!(knowledge::search))
+        .routes(routes!(writes::raise_dispute))
+        .routes(routes!(writes::request_review))
+}
+
+/// The routes that never touch the data: readiness (which checks PostgreSQL itself) and the
+/// document.
+fn service_routes() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(health::health))
+        .routes(routes!(openapi::document))
+}
+
+/// core-api's OpenAPI 3.1 document: [`openapi::ApiDoc`] plus every route's path item and the
+/// schemas they use (served at `GET /v1/openapi.json`).
+pub fn document() -> utoipa::openapi::OpenApi {
+    OpenApiRouter::with_openapi(openapi::ApiDoc::openapi())
+        .merge(service_routes())
+        .merge(data_routes())
+        .into_openapi()
+}
+
 /// The complete router, ready for `kosha_runtime::serve` or `tower::ServiceExt::oneshot`.
 pub fn router(state: AppState) -> Router {
-    // Data endpoints: refused without touching PostgreSQL while `breaker#postgres` is forced.
-    let data = Router::new()
-        .route("/v1/transactions/{id}", get(transactions::get_transaction))
-        .route(
-            "/v1/accounts/{id}/transactions",
-            get(transactions::list_transactions),
-        )
-        .route("/v1/knowledge/search", post(knowledge::search))
-        .route("/v1/disputes", post(writes::raise_dispute))
-        .route("/v1/reviews", post(writes::request_review))
-        .route_layer(middleware::from_fn_with_state(
-            state.clone(),
-            overrides::guard_postgres,
-        ));
+    let (data, _) = data_routes().split_for_parts();
+    let data = data.route_layer(middleware::from_fn_with_state(
+        state.clone(),
+        overrides::guard_postgres,
+    ));
+    let (service, _) = service_routes().split_for_parts();
     Router::new()
-        .route("/v1/health", get(health::health))
+        .merge(service)
         .merge(data)
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)

@@ -2,19 +2,23 @@
 //!
 //! Listing is newest first (`booked_at desc, transaction_id desc`) with keyset pagination:
 //! `limit` 1–100 (default 20), `cursor` from the previous page's `next_cursor`, and optional
-//! inclusive `from`/`to` bounds in RFC 3339. Empty `cursor`, `from` and `to` values count as absent.
+//! inclusive `from`/`to` bounds in RFC 3339. Empty `cursor`, `from` and `to` values count as absent;
+//! a `cursor` longer than [`CURSOR_MAX_CHARS`] is refused before it is decoded.
 
 use axum::Json;
 use axum::extract::State;
 use kosha_contract::core_api::{
-    LIST_LIMIT_DEFAULT, LIST_LIMIT_MAX, ListTransactionsQuery, TransactionPage, TransactionResponse,
+    CURSOR_MAX_CHARS, LIST_LIMIT_DEFAULT, LIST_LIMIT_MAX, ListTransactionsQuery, TransactionPage,
+    TransactionResponse,
 };
+use kosha_contract::error::ErrorBody;
 use kosha_contract::ids::{ACCOUNT, TRANSACTION};
 use time::OffsetDateTime;
 use time::format_description::well_known::Rfc3339;
 
 use super::AppState;
 use super::extract::{ApiPath, ApiQuery};
+use super::openapi::{AccountIdPath, Common, TransactionIdPath};
 use crate::cursor;
 use crate::db::queries::{self, Keyset, ListQuery};
 use crate::deadline::Budget;
@@ -50,7 +54,15 @@ pub fn list_query(
         return Err(ApiError::invalid("from must not be later than to"));
     }
     let after: Option<Keyset> = present(params.cursor)
-        .map(|c| cursor::decode(&account_id, &c))
+        .map(|c| {
+            // No issued cursor is this long (SPEC §4: opaque, at most 512 characters).
+            if c.chars().count() > CURSOR_MAX_CHARS {
+                return Err(ApiError::invalid(format!(
+                    "cursor must be at most {CURSOR_MAX_CHARS} characters; pass next_cursor unchanged"
+                )));
+            }
+            cursor::decode(&account_id, &c)
+        })
         .transpose()?;
     let limit = i64::from(limit);
     let query = ListQuery {
@@ -79,6 +91,23 @@ fn timestamp(field: &str, raw: &str) -> Result<OffsetDateTime, ApiError> {
 ///
 /// # Errors
 /// 400 for a malformed id, 404 when absent, 503/504 from PostgreSQL.
+#[utoipa::path(
+    get,
+    path = "/v1/transactions/{id}",
+    tag = "transactions",
+    operation_id = "get_transaction",
+    params(TransactionIdPath, Common),
+    responses(
+        (status = 200, description = "The transaction.", body = TransactionResponse),
+        (status = 400, description = "invalid_argument: malformed id or header.", body = ErrorBody),
+        (status = 404, description = "not_found: no such transaction.", body = ErrorBody),
+        (status = 503, description = "PostgreSQL unavailable (dependency_unavailable, \
+            dependency postgres) or its pool busy (overloaded).", body = ErrorBody,
+            headers(("Retry-After" = u64, description = "Whole seconds, as retry_after_s."))),
+        (status = 504, description = "deadline_exceeded: X-Request-Deadline past, or \
+            PostgreSQL did not answer in time.", body = ErrorBody),
+    )
+)]
 pub async fn get_transaction(
     State(state): State<AppState>,
     budget: Budget,
@@ -98,6 +127,24 @@ pub async fn get_transaction(
 ///
 /// # Errors
 /// 400 for a malformed id or parameter, 404 for an unknown account, 503/504 from PostgreSQL.
+#[utoipa::path(
+    get,
+    path = "/v1/accounts/{id}/transactions",
+    tag = "transactions",
+    operation_id = "list_transactions",
+    params(AccountIdPath, ListTransactionsQuery, Common),
+    responses(
+        (status = 200, description = "One page, newest first.", body = TransactionPage),
+        (status = 400, description = "invalid_argument: malformed id, limit, cursor, from, to \
+            (or from after to), an unknown query parameter, or a malformed header.", body = ErrorBody),
+        (status = 404, description = "not_found: no such account.", body = ErrorBody),
+        (status = 503, description = "PostgreSQL unavailable (dependency_unavailable, \
+            dependency postgres) or its pool busy (overloaded).", body = ErrorBody,
+            headers(("Retry-After" = u64, description = "Whole seconds, as retry_after_s."))),
+        (status = 504, description = "deadline_exceeded: X-Request-Deadline past, or \
+            PostgreSQL did not answer in time.", body = ErrorBody),
+    )
+)]
 pub async fn list_transactions(
     State(state): State<AppState>,
     budget: Budget,

@@ -20,9 +20,11 @@
 use axum::extract::State;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
+use kosha_contract::core_api::{Dispute, Review};
 use kosha_contract::core_api::{
     DisputeRequest, IDEMPOTENCY_KEY_MAX_CHARS, REASON_MAX_CHARS, ReviewRequest,
 };
+use kosha_contract::error::ErrorBody;
 use kosha_contract::headers::{IDEMPOTENCY_KEY, IDEMPOTENT_REPLAYED, PRINCIPAL};
 use kosha_contract::ids::TRANSACTION;
 use serde::de::DeserializeOwned;
@@ -31,6 +33,7 @@ use sha2::{Digest, Sha256};
 
 use super::AppState;
 use super::extract::ApiJson;
+use super::openapi::WriteHeaders;
 use crate::db::writes::{self, KeyScope, NewDispute, NewReview, Refusal, Written};
 use crate::deadline::Budget;
 use crate::error::ApiError;
@@ -159,6 +162,29 @@ fn prepare<T: DeserializeOwned>(
 /// # Errors
 /// 400 (headers, body, amount, reason, id shape), 404 (transaction), 409 (key reused with
 /// another body, open dispute), 503/504 from PostgreSQL.
+#[utoipa::path(
+    post,
+    path = "/v1/disputes",
+    tag = "writes",
+    operation_id = "raise_dispute",
+    params(WriteHeaders),
+    request_body = DisputeRequest,
+    responses(
+        (status = 201, description = "Raised (or, with Idempotent-Replayed: true, the first \
+            answer for this key and body).", body = Dispute,
+            headers(("Idempotent-Replayed" = String, description = "true on a replay."))),
+        (status = 400, description = "invalid_argument: a missing or malformed header, or the \
+            body (not JSON, duplicate key, wrong shape, malformed id, bad reason, amount_minor not from 1 to the transaction's amount).", body = ErrorBody),
+        (status = 404, description = "not_found: no such transaction.", body = ErrorBody),
+        (status = 409, description = "conflict: the Idempotency-Key was used with another body, or the transaction already has an open dispute (named).",
+            body = ErrorBody),
+        (status = 503, description = "PostgreSQL unavailable (dependency_unavailable, \
+            dependency postgres) or its pool busy (overloaded).", body = ErrorBody,
+            headers(("Retry-After" = u64, description = "Whole seconds, as retry_after_s."))),
+        (status = 504, description = "deadline_exceeded: X-Request-Deadline past, or \
+            PostgreSQL did not answer in time.", body = ErrorBody),
+    )
+)]
 pub async fn raise_dispute(
     State(state): State<AppState>,
     budget: Budget,
@@ -193,6 +219,29 @@ pub async fn raise_dispute(
 /// # Errors
 /// 400 (headers, body, reason, id shape), 404 (transaction), 409 (key reused with another
 /// body), 503/504 from PostgreSQL.
+#[utoipa::path(
+    post,
+    path = "/v1/reviews",
+    tag = "writes",
+    operation_id = "request_review",
+    params(WriteHeaders),
+    request_body = ReviewRequest,
+    responses(
+        (status = 201, description = "Requested (or, with Idempotent-Replayed: true, the first \
+            answer for this key and body).", body = Review,
+            headers(("Idempotent-Replayed" = String, description = "true on a replay."))),
+        (status = 400, description = "invalid_argument: a missing or malformed header, or the \
+            body (not JSON, duplicate key, wrong shape, malformed id, bad reason).", body = ErrorBody),
+        (status = 404, description = "not_found: no such transaction.", body = ErrorBody),
+        (status = 409, description = "conflict: the Idempotency-Key was used with another body.",
+            body = ErrorBody),
+        (status = 503, description = "PostgreSQL unavailable (dependency_unavailable, \
+            dependency postgres) or its pool busy (overloaded).", body = ErrorBody,
+            headers(("Retry-After" = u64, description = "Whole seconds, as retry_after_s."))),
+        (status = 504, description = "deadline_exceeded: X-Request-Deadline past, or \
+            PostgreSQL did not answer in time.", body = ErrorBody),
+    )
+)]
 pub async fn request_review(
     State(state): State<AppState>,
     budget: Budget,
