@@ -73,6 +73,7 @@ async fn each_attempt_sends_core_api_the_attempts_deadline() {
     )
     .await;
     assert_eq!(json_body(resp).await["result"]["isError"], false);
+    let answered_at = time::OffsetDateTime::now_utc();
     let requests = core_api.received_requests().await.unwrap();
     let header = requests[0].headers.get("x-request-deadline").unwrap();
     let deadline = time::OffsetDateTime::parse(
@@ -80,7 +81,16 @@ async fn each_attempt_sends_core_api_the_attempts_deadline() {
         &time::format_description::well_known::Rfc3339,
     )
     .unwrap();
-    let ahead = (deadline - sent_at).as_seconds_f64();
-    // 2 s attempt − 150 ms hop margin (the attempt's own 150 ms margin only shortens it).
-    assert!((1.5..=1.9).contains(&ahead), "deadline {ahead:.3} s ahead");
+    // The attempt began between `sent_at` and `answered_at`, and its header is its start +
+    // 2 s attempt − 150 ms hop margin (the attempt's own 150 ms margin only shortens it),
+    // cut to whole milliseconds: not the search's 8 s budget (7.85 s before the fix).
+    let hop = time::Duration::milliseconds(1850);
+    let slack = time::Duration::milliseconds(5);
+    let (earliest, latest) = (sent_at + hop - slack, answered_at + hop + slack);
+    assert!(
+        (earliest..=latest).contains(&deadline),
+        "deadline {:.3} s after the call was sent, {:.3} s after it was answered",
+        (deadline - sent_at).as_seconds_f64(),
+        (deadline - answered_at).as_seconds_f64(),
+    );
 }

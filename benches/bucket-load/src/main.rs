@@ -11,15 +11,16 @@
 //! SDK's usual variables.
 //!
 //! ```sh
-//! cargo run --release -p kosha-state --example bucket_load -- --concurrency 16 --seconds 10
+//! cargo run --release -p bucket-load -- --concurrency 16 --seconds 10
 //! ```
 
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use clap::Parser;
 use kosha_resilience::rate_limit::{RateDecision, RateLimiter};
 use kosha_state::{DynamoRateLimiter, RateLimitSettings, StateTable, SystemClock};
+use tokio::time::Instant;
 
 #[derive(Parser)]
 struct Args {
