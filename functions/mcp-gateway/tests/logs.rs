@@ -70,13 +70,22 @@ fn capture() -> (Buffer, tracing::subscriber::DefaultGuard) {
 const TXN: &str = "txn_000001";
 
 async fn core_api() -> MockServer {
+    core_api_taking(std::time::Duration::ZERO).await
+}
+
+/// A core-api that answers `get_transaction` for [`TXN`] after `delay`.
+async fn core_api_taking(delay: std::time::Duration) -> MockServer {
     let server = MockServer::start().await;
     let txn = json!({"transaction": {"transaction_id": TXN, "account_id": "acc_0001",
         "amount_minor": 1250, "currency": "EUR", "merchant": "M", "category": "c",
         "status": "booked", "booked_at": "2026-03-04T10:15:00Z"}});
     Mock::given(method("GET"))
         .and(path(format!("/v1/transactions/{TXN}")))
-        .respond_with(ResponseTemplate::new(200).set_body_json(txn))
+        .respond_with(
+            ResponseTemplate::new(200)
+                .set_body_json(txn)
+                .set_delay(delay),
+        )
         .mount(&server)
         .await;
     server
@@ -144,19 +153,7 @@ async fn a_thousand_calls_write_one_bounded_line_each() {
 /// small; without the subtraction it would be over 300,000 µs.
 #[tokio::test]
 async fn the_overhead_leaves_out_the_time_waiting_on_core_api() {
-    let core = MockServer::start().await;
-    let txn = json!({"transaction": {"transaction_id": TXN, "account_id": "acc_0001",
-        "amount_minor": 1250, "currency": "EUR", "merchant": "M", "category": "c",
-        "status": "booked", "booked_at": "2026-03-04T10:15:00Z"}});
-    Mock::given(method("GET"))
-        .and(path(format!("/v1/transactions/{TXN}")))
-        .respond_with(
-            ResponseTemplate::new(200)
-                .set_body_json(txn)
-                .set_delay(std::time::Duration::from_millis(300)),
-        )
-        .mount(&core)
-        .await;
+    let core = core_api_taking(std::time::Duration::from_millis(300)).await;
     let app = common::app(&core.uri(), 100.0, 64);
     let t = token("agent-a", &[Role::Agent]);
     let (logs, _guard) = capture();
