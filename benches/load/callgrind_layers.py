@@ -44,7 +44,7 @@ def main(annotate_path, wrk_path):
         if where.endswith("PROGRAM TOTALS"):
             total = count
             continue
-        function = where.split(":", 1)[1] if ".rs:" in where or ".c:" in where else where
+        function = where.split(":", 1)[-1]  # "file:function"
         if function in best:
             best[function] = max(best[function], count)
     if not total or not calls:

@@ -91,6 +91,15 @@ async fn core_api_taking(delay: std::time::Duration) -> MockServer {
     server
 }
 
+/// Sends `tools/call get_transaction` for [`TXN`] as the holder of `token` (JSON-RPC id `id`)
+/// and reads the whole answer, which must be a 200.
+async fn get_transaction_ok(app: &axum::Router, id: u64, token: &str) {
+    let call = tools_call(id, token, "get_transaction", json!({"transaction_id": TXN}));
+    let resp = app.clone().oneshot(call).await.unwrap();
+    assert_eq!(resp.status(), 200);
+    json_body(resp).await;
+}
+
 /// At most this many bytes of log per tool call (issue 15: the gateway wrote ~850 in 4 lines).
 const MAX_BYTES_PER_CALL: usize = 400;
 
@@ -107,18 +116,7 @@ async fn a_thousand_calls_write_one_bounded_line_each() {
     let (logs, _guard) = capture();
     const CALLS: usize = 1_000;
     for id in 0..CALLS {
-        let resp = app
-            .clone()
-            .oneshot(tools_call(
-                id as u64,
-                &t,
-                "get_transaction",
-                json!({"transaction_id": TXN}),
-            ))
-            .await
-            .unwrap();
-        assert_eq!(resp.status(), 200);
-        json_body(resp).await;
+        get_transaction_ok(&app, id as u64, &t).await;
     }
     let lines = logs.lines();
     let bytes = logs.bytes();
@@ -157,17 +155,7 @@ async fn the_overhead_leaves_out_the_time_waiting_on_core_api() {
     let app = common::app(&core.uri(), 100.0, 64);
     let t = token("agent-a", &[Role::Agent]);
     let (logs, _guard) = capture();
-    let resp = app
-        .oneshot(tools_call(
-            1,
-            &t,
-            "get_transaction",
-            json!({"transaction_id": TXN}),
-        ))
-        .await
-        .unwrap();
-    assert_eq!(resp.status(), 200);
-    json_body(resp).await;
+    get_transaction_ok(&app, 1, &t).await;
     let lines = logs.lines();
     let line = lines
         .iter()
