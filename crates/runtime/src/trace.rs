@@ -525,10 +525,20 @@ mod tests {
         let req = axum::http::Request::get("/")
             .body(axum::body::Body::empty())
             .unwrap();
-        let resp = app.oneshot(req).await.unwrap();
-        let body = resp.into_body().collect().await.unwrap().to_bytes();
+        // Under `logged`, like every test here that runs `request_span`: a callsite first
+        // reached on a thread with no subscriber caches "never" and can race another test's
+        // `set_default`, hiding that test's lines.
+        let mut body = axum::body::Bytes::new();
+        let lines = logged(async {
+            let resp = app.oneshot(req).await.unwrap();
+            body = resp.into_body().collect().await.unwrap().to_bytes();
+        })
+        .await;
         // 55 ms of wall time, of which 50 ms waiting (the join counts once): 5 ms own.
         assert_eq!(body.as_ref(), b"5");
+        assert_eq!(lines.len(), 1, "{lines:?}");
+        assert_eq!(lines[0]["message"], "handled");
+        assert_eq!(lines[0]["elapsed_ms"], 55, "{lines:?}");
     }
 
     #[test]
