@@ -10,7 +10,11 @@
 //!   `KOSHA_MAX_CONNECTIONS` are open (the next waits in the kernel's accept queue). A head
 //!   not received in time drops the connection (no request is in flight on it); an idle or
 //!   draining one gets hyper's graceful shutdown: an HTTP/1.1 connection closes after the
-//!   response in progress, an HTTP/2 one sends GOAWAY; no request in flight is cut.
+//!   response in progress, an HTTP/2 one sends GOAWAY; no request in flight is cut. A
+//!   connection closed for idleness that has still not ended one header-read timeout later
+//!   is dropped: its last response is stuck on a client that does not read it (an HTTP/2
+//!   client that never opens its flow-control window, an HTTP/1.1 one that never reads), and
+//!   would otherwise hold its slot for ever.
 //! - **Drains** on the shutdown signal (SIGTERM, ctrl-c): stops accepting, lets requests in
 //!   flight finish, closes idle keep-alive connections at once, and gives up after
 //!   `KOSHA_DRAIN_TIMEOUT_MS` (default 30 s), dropping what is left.
@@ -322,11 +326,19 @@ async fn serve_connection(
     if closing {
         conn.as_mut().graceful_shutdown();
     }
+    // When the connection was closed for idleness. From then on it has one header-read timeout
+    // to end, counted from the close or from its last handler's end, whichever is later.
+    let mut closed_idle: Option<Instant> = None;
+    let close_by = |phase: Phase, at: Instant| match phase {
+        Phase::Reading(since) | Phase::Idle(since) => at.max(since) + config.header_read_timeout,
+        Phase::Busy => at + config.header_read_timeout,
+    };
     loop {
-        let deadline = match *activity.phase.lock() {
-            Phase::Reading(since) => Some(since + config.header_read_timeout),
-            Phase::Idle(since) => Some(since + config.idle_timeout),
-            Phase::Busy => None,
+        let deadline = match (*activity.phase.lock(), closed_idle) {
+            (Phase::Busy, _) => None,
+            (phase, Some(at)) => Some(close_by(phase, at)),
+            (Phase::Reading(since), None) => Some(since + config.header_read_timeout),
+            (Phase::Idle(since), None) => Some(since + config.idle_timeout),
         };
         let expired = async {
             match deadline {
@@ -341,15 +353,26 @@ async fn serve_connection(
                 }
                 return;
             }
-            () = expired, if !closing => {
+            () = expired, if !closing || closed_idle.is_some() => {
                 // Re-read: the phase may have changed as the timer fired.
                 let now = Instant::now();
-                match *activity.phase.lock() {
+                match (*activity.phase.lock(), closed_idle) {
+                    (Phase::Busy, _) => {}
+                    // Closed for idleness and still not ended: nothing of ours is running,
+                    // only a response the client does not take. Drop it.
+                    (phase, Some(at)) if now >= close_by(phase, at) => {
+                        tracing::debug!("connection did not end after its idle close; dropped");
+                        return;
+                    }
+                    (_, Some(_)) => {}
                     // No request is in flight, and hyper would wait for the rest of a head
                     // before it honours a graceful close: drop the connection.
-                    Phase::Reading(since) if now >= since + config.header_read_timeout => return,
-                    Phase::Idle(since) if now >= since + config.idle_timeout => {
+                    (Phase::Reading(since), None) if now >= since + config.header_read_timeout => {
+                        return;
+                    }
+                    (Phase::Idle(since), None) if now >= since + config.idle_timeout => {
                         closing = true;
+                        closed_idle = Some(now);
                         conn.as_mut().graceful_shutdown();
                     }
                     _ => {}

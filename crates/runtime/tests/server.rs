@@ -225,3 +225,100 @@ async fn http2_with_prior_knowledge_is_served() {
     assert_eq!(resp.version(), reqwest::Version::HTTP_2);
     assert_eq!(resp.text().await.unwrap(), "fast");
 }
+
+/// One HTTP/2 frame: length, type, flags, stream id, payload (RFC 9113 §4.1).
+fn h2_frame(kind: u8, flags: u8, stream: u32, payload: &[u8]) -> Vec<u8> {
+    let len = u32::try_from(payload.len()).unwrap().to_be_bytes();
+    let mut frame = vec![len[1], len[2], len[3], kind, flags];
+    frame.extend_from_slice(&stream.to_be_bytes());
+    frame.extend_from_slice(payload);
+    frame
+}
+
+/// An HTTP/2 client that announces a zero stream window (no DATA may reach it), acknowledges
+/// the server's SETTINGS, sends `GET /fast`, reads until the response's HEADERS, then only
+/// reads. Returns how long after the response the server took to drop the connection.
+async fn h2_zero_window_get(addr: SocketAddr) -> Duration {
+    let mut tcp = TcpStream::connect(addr).await.unwrap();
+    let mut hello = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n".to_vec();
+    hello.extend(h2_frame(0x4, 0, 0, &[0, 0x4, 0, 0, 0, 0])); // INITIAL_WINDOW_SIZE = 0
+    tcp.write_all(&hello).await.unwrap();
+    let authority = addr.to_string();
+    // HPACK: :method GET, :scheme http, :path "/fast", :authority (literals, RFC 7541 §6.2.1).
+    let mut block = vec![0x82, 0x86, 0x44, 5];
+    block.extend_from_slice(b"/fast");
+    block.push(0x41);
+    block.push(u8::try_from(authority.len()).unwrap());
+    block.extend_from_slice(authority.as_bytes());
+    let mut responded: Option<Instant> = None;
+    loop {
+        let mut head = [0u8; 9];
+        if tcp.read_exact(&mut head).await.is_err() {
+            return responded.expect("dropped before the response").elapsed();
+        }
+        let len = usize::from(head[0]) << 16 | usize::from(head[1]) << 8 | usize::from(head[2]);
+        let mut payload = vec![0u8; len];
+        if tcp.read_exact(&mut payload).await.is_err() {
+            return responded.expect("dropped before the response").elapsed();
+        }
+        match (head[3], head[4]) {
+            (0x4, 0) => {
+                // The server's SETTINGS: acknowledge them, then ask.
+                let mut out = h2_frame(0x4, 0x1, 0, &[]);
+                out.extend(h2_frame(0x1, 0x5, 1, &block)); // HEADERS, END_STREAM|END_HEADERS
+                tcp.write_all(&out).await.unwrap();
+            }
+            (0x1, _) if responded.is_none() => responded = Some(Instant::now()),
+            _ => {}
+        }
+    }
+}
+
+/// A server whose `/big` answers 64 MiB: more than loopback's socket buffers hold, so a client
+/// that never reads leaves the response unwritten.
+async fn start_with_big(config: ServerConfig) -> SocketAddr {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let app = router().route("/big", get(|| async { vec![b'x'; 64 << 20] }));
+    tokio::spawn(async move {
+        run(listener, app, config, std::future::pending())
+            .await
+            .unwrap();
+    });
+    addr
+}
+
+#[tokio::test]
+async fn a_response_the_client_never_takes_does_not_hold_its_connection_for_ever() {
+    // Attack pass, session 7: an HTTP/2 client with a zero flow-control window held its
+    // connection (and a slot of KOSHA_MAX_CONNECTIONS) past the idle timeout, for ever.
+    let config = ServerConfig {
+        header_read_timeout: Duration::from_millis(300),
+        idle_timeout: Duration::from_millis(500),
+        max_connections: 1,
+        ..settings()
+    };
+    let addr = start_with_big(config).await;
+
+    // HTTP/2: the response's HEADERS arrive, its DATA never may, and the client sends
+    // nothing more (the attack pass's client).
+    let started = Instant::now();
+    let lasted = tokio::time::timeout(Duration::from_secs(5), h2_zero_window_get(addr))
+        .await
+        .expect("the stalled HTTP/2 connection was dropped");
+    // Idle from the response at once: closed at 0.5 s, then one header-read timeout (0.3 s).
+    assert!(lasted >= Duration::from_millis(800), "{lasted:?}");
+    assert!(started.elapsed() < Duration::from_secs(3), "{lasted:?}");
+
+    // HTTP/1.1: a client that sends its request and never reads the answer holds the one
+    // slot until the server drops it; then the next connection is served.
+    let mut stalled = TcpStream::connect(addr).await.unwrap();
+    stalled.write_all(request("/big").as_bytes()).await.unwrap();
+    let started = Instant::now();
+    let mut next = TcpStream::connect(addr).await.unwrap();
+    next.write_all(request("/fast").as_bytes()).await.unwrap();
+    read_response(&mut next, "fast").await;
+    let waited = started.elapsed();
+    assert!(waited >= Duration::from_millis(800), "{waited:?}");
+    drop(stalled);
+}

@@ -712,3 +712,70 @@ async fn a_huge_well_formed_id_is_not_found_without_calling_core_api_or_opening_
     assert_eq!(tool_error(&json_body(resp).await)["code"], "not_found");
     assert_eq!(core_api_breaker(&app).await, "closed");
 }
+
+// ---------------------------------------------------------------- attack pass: hostile hosts
+
+/// `GET /.well-known/oauth-protected-resource` with `host` as its raw `Host` bytes.
+fn metadata_request(host: &[u8]) -> Request<Body> {
+    let mut req = Request::get("/.well-known/oauth-protected-resource")
+        .body(Body::empty())
+        .unwrap();
+    req.headers_mut().insert(
+        http::header::HOST,
+        http::HeaderValue::from_bytes(host).unwrap(),
+    );
+    req
+}
+
+#[tokio::test]
+async fn a_host_that_only_starts_like_an_allowed_one_or_is_not_ascii_is_refused() {
+    let mut config = config("http://127.0.0.1:9", 64);
+    config.allowed_hosts = vec!["localhost".to_owned(), "[::1]".to_owned()];
+    let app = app_with(config, 100.0);
+    for host in [
+        &b"[::1]evil.example"[..],
+        b"[::1].evil.example",
+        b"[::1]:99@evil.example",
+        b"localhost\xff",
+        b"evil.com\xff",
+    ] {
+        let shown = String::from_utf8_lossy(host);
+        let resp = app.clone().oneshot(metadata_request(host)).await.unwrap();
+        assert_eq!(
+            resp.status(),
+            StatusCode::FORBIDDEN,
+            "metadata, Host {shown}"
+        );
+        let mut call = tools_call(1, &agent(), "get_service_health", json!({}));
+        call.headers_mut().insert(
+            http::header::HOST,
+            http::HeaderValue::from_bytes(host).unwrap(),
+        );
+        let resp = app.clone().oneshot(call).await.unwrap();
+        assert_eq!(
+            resp.status(),
+            StatusCode::FORBIDDEN,
+            "tools/call, Host {shown}"
+        );
+        let body = json_body(resp).await;
+        assert_eq!(body["error"]["code"], -32003, "{body}");
+    }
+    let resp = app.oneshot(metadata_request(b"[::1]:8080")).await.unwrap();
+    assert_eq!(resp.status(), StatusCode::OK);
+}
+
+#[tokio::test]
+async fn a_loopback_host_is_published_as_http_whatever_its_case() {
+    let mut config = config("http://127.0.0.1:9", 64);
+    config.allowed_hosts = vec!["localhost".to_owned(), "localhost:39797".to_owned()];
+    let app = app_with(config, 100.0);
+    for host in ["LocalHost:39797", "LOCALHOST"] {
+        let resp = app
+            .clone()
+            .oneshot(metadata_request(host.as_bytes()))
+            .await
+            .unwrap();
+        let body = json_body(resp).await;
+        assert_eq!(body["resource"], format!("http://{host}/mcp"), "{body}");
+    }
+}

@@ -21,8 +21,8 @@ pub fn public_base(config: &GatewayConfig, uri: &Uri, headers: &HeaderMap) -> St
         .map(|a| a.as_str())
         .or_else(|| headers.get(header::HOST).and_then(|h| h.to_str().ok()))
         .unwrap_or("localhost");
-    let bare = strip_port(host);
-    let scheme = if matches!(bare, "localhost" | "127.0.0.1" | "[::1]") {
+    let bare = strip_port(host).to_ascii_lowercase();
+    let scheme = if matches!(bare.as_str(), "localhost" | "127.0.0.1" | "[::1]") {
         "http"
     } else {
         "https"
@@ -46,11 +46,15 @@ pub fn request_host_allowed(uri: &Uri, headers: &HeaderMap, allowed: &[String]) 
 }
 
 /// `Host` check against `allowed`: exact `host` or `host:port`, or any subdomain of a suffix
-/// written `*.example.com` or `.example.com` (the SAM template's form for Function URLs).
+/// written `*.example.com` or `.example.com` (the SAM template's form for Function URLs). A
+/// `Host` that is not visible ASCII names no allowed host: refused.
 fn host_allowed(host: Option<&HeaderValue>, allowed: &[String]) -> bool {
-    let Some(host) = host.and_then(|h| h.to_str().ok()) else {
+    let Some(host) = host else {
         // HTTP/1.1 requires Host; a request without one is not from a browser.
         return true;
+    };
+    let Ok(host) = host.to_str() else {
+        return false;
     };
     let host = host.to_ascii_lowercase();
     let bare = strip_port(&host);
@@ -64,13 +68,23 @@ fn host_allowed(host: Option<&HeaderValue>, allowed: &[String]) -> bool {
     })
 }
 
+/// `host` without its `:port` (digits only): `[::1]:8080` → `[::1]`, `localhost:8080` →
+/// `localhost`. Anything else after a bracketed IPv6 literal (`[::1]evil.example`) is not a
+/// port: the host is returned whole, so it matches no allowed `[::1]`.
 fn strip_port(host: &str) -> &str {
-    if let Some(rest) = host.strip_prefix('[') {
-        // [::1]:8080 → [::1]
-        return rest.find(']').map_or(host, |i| &host[..i + 2]);
-    }
-    match host.rsplit_once(':') {
-        Some((h, port)) if port.bytes().all(|b| b.is_ascii_digit()) => h,
+    let (name, port) = match host.strip_prefix('[') {
+        Some(rest) => match rest.find(']') {
+            Some(i) => host.split_at(i + 2),
+            None => return host,
+        },
+        None => match host.rfind(':') {
+            Some(i) => host.split_at(i),
+            None => return host,
+        },
+    };
+    match port.strip_prefix(':') {
+        Some(digits) if digits.bytes().all(|b| b.is_ascii_digit()) => name,
+        None if port.is_empty() => name,
         _ => host,
     }
 }
@@ -172,9 +186,19 @@ mod tests {
             "lambda-url.eu-west-1.on.aws",
             "abc.lambda-url.eu-west-1.on.aws.evil.com",
             "localhost.evil.com",
+            // Not a port after an IPv6 literal (attack pass, session 7).
+            "[::1]evil.example",
+            "[::1].evil.example",
+            "[::1]:99@evil.example",
+            "[::1",
+            "localhost:abc",
         ] {
             assert!(!host_allowed(Some(&hv(bad)), &allowed), "{bad}");
         }
+        // A Host that is not visible ASCII is refused, not taken for an absent one.
+        let opaque = HeaderValue::from_bytes(b"localhost\xff").unwrap();
+        assert!(!host_allowed(Some(&opaque), &allowed));
+        assert!(host_allowed(None, &allowed));
     }
 
     #[test]
