@@ -21,6 +21,48 @@ pub fn clip(text: &str) -> Cow<'_, str> {
     }
 }
 
+/// Longest message [`clip_quoted`] keeps, in characters: room for another library's fixed
+/// text around its clipped quotes.
+pub const QUOTED_MESSAGE_MAX_CHARS: usize = 4 * ECHO_MAX_CHARS;
+
+/// A message another library wrote (rmcp's refusals) with each piece it quotes clipped
+/// ([`clip`]): the text between backticks (`` `…` ``) or parentheses, where such messages put
+/// the caller's header and field values; then the whole cut at [`QUOTED_MESSAGE_MAX_CHARS`]
+/// characters, for caller text quoted any other way. An unclosed quote is clipped to the end.
+pub fn clip_quoted(message: &str) -> Cow<'_, str> {
+    let mut out = String::new();
+    let mut rest = message;
+    let mut changed = false;
+    while let Some(open) = rest.find(['`', '(']) {
+        let close_char = if rest[open..].starts_with('`') {
+            '`'
+        } else {
+            ')'
+        };
+        out.push_str(&rest[..=open]);
+        let after = &rest[open + 1..];
+        let (inner, tail) = after
+            .find(close_char)
+            .map_or((after, ""), |i| after.split_at(i));
+        let clipped = clip(inner);
+        changed |= matches!(clipped, Cow::Owned(_));
+        out.push_str(&clipped);
+        match tail.strip_prefix(close_char) {
+            Some(t) => {
+                out.push(close_char);
+                rest = t;
+            }
+            None => rest = tail,
+        }
+    }
+    out.push_str(rest);
+    match out.char_indices().nth(QUOTED_MESSAGE_MAX_CHARS) {
+        Some((end, _)) => Cow::Owned(format!("{}…", &out[..end])),
+        None if changed => Cow::Owned(out),
+        None => Cow::Borrowed(message),
+    }
+}
+
 /// A serde error message with the caller's value (or unknown field name) in it clipped.
 ///
 /// serde writes `invalid type: string "<value>", expected i64` and
@@ -47,6 +89,34 @@ pub fn clip_serde_message(message: &str) -> Cow<'_, str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn quoted_pieces_are_clipped_and_the_fixed_text_kept() {
+        let long = "n".repeat(10_000);
+        let message = format!("Mcp-Name header `{long}` does not match body value `x`");
+        let clipped = clip_quoted(&message);
+        let want = format!(
+            "Mcp-Name header `{}…` does not match body value `x`",
+            &long[..64]
+        );
+        assert_eq!(clipped, want);
+        let version = format!("header (2025-11-25) does not match protocolVersion ({long})");
+        assert_eq!(
+            clip_quoted(&version),
+            format!(
+                "header (2025-11-25) does not match protocolVersion ({}…)",
+                &long[..64]
+            )
+        );
+        // Unclosed, or quoted no known way: still bounded.
+        assert!(clip_quoted(&format!("value `{long}")).ends_with('…'));
+        let bare = format!("value {}", "w ".repeat(5_000));
+        assert_eq!(
+            clip_quoted(&bare).chars().count(),
+            QUOTED_MESSAGE_MAX_CHARS + 1
+        );
+        assert!(matches!(clip_quoted("short `x` (y)"), Cow::Borrowed(_)));
+    }
 
     #[test]
     fn short_text_is_kept_whole() {

@@ -779,3 +779,38 @@ async fn a_loopback_host_is_published_as_http_whatever_its_case() {
         assert_eq!(body["resource"], format!("http://{host}/mcp"), "{body}");
     }
 }
+
+#[tokio::test]
+async fn rmcp_refusals_that_quote_a_header_or_version_are_clipped() {
+    let app = app("http://127.0.0.1:9", 100.0, 64);
+    let long = "n".repeat(200_000);
+    let meta = json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                      "io.modelcontextprotocol/clientCapabilities": {}});
+    let body = json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+        "params": {"name": "get_service_health", "arguments": {}, "_meta": meta}});
+    for (header, value) in [("mcp-name", long.as_str()), ("mcp-method", long.as_str())] {
+        let mut req = post(&agent(), body.to_string());
+        let headers = req.headers_mut();
+        headers.insert("mcp-protocol-version", "2026-07-28".parse().unwrap());
+        headers.insert("mcp-method", "tools/call".parse().unwrap());
+        headers.insert("mcp-name", "get_service_health".parse().unwrap());
+        headers.insert(header, value.parse().unwrap());
+        let resp = app.clone().oneshot(req).await.unwrap();
+        assert_eq!(resp.status(), StatusCode::BAD_REQUEST, "{header}");
+        let body = json_body(resp).await;
+        let message = body["error"]["message"].as_str().unwrap();
+        assert!(message.contains("nnnn"), "{header}: {message}");
+        assert!(message.len() < 300, "{header}: {} bytes", message.len());
+    }
+
+    let initialize = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "params": {"protocolVersion": "v".repeat(1_000_000), "capabilities": {},
+                   "clientInfo": {"name": "x", "version": "1"}}});
+    let resp = app
+        .oneshot(post(&agent(), initialize.to_string()))
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), StatusCode::BAD_REQUEST);
+    let body = common::bytes(resp).await;
+    assert!(body.len() < 300, "{} bytes", body.len());
+}

@@ -131,7 +131,11 @@ where
                     QueryRejection::FailedToDeserializeQueryString(e) => e.body_text(),
                     other => other.body_text(),
                 };
-                ApiError::invalid(format!("invalid query string: {detail}"))
+                // serde names the unknown or misshapen key and value: the caller's text.
+                ApiError::invalid(format!(
+                    "invalid query string: {}",
+                    clip_serde_message(&detail)
+                ))
             })
     }
 }

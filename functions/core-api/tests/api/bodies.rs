@@ -3,7 +3,7 @@
 
 use axum::http::StatusCode;
 
-use crate::common::{TestDb, post_raw};
+use crate::common::{TestDb, get, post_raw};
 
 const SEARCH: &str = "/v1/knowledge/search";
 
@@ -47,4 +47,21 @@ async fn a_body_over_a_bound_is_400_and_caller_text_is_clipped() {
     let reply = post_raw(&app, SEARCH, Some("application/json"), body).await;
     assert_eq!(reply.status, StatusCode::BAD_REQUEST);
     assert!(reply.message().len() < 300, "{}", reply.message());
+}
+
+#[tokio::test]
+async fn an_unknown_query_parameter_is_named_clipped() {
+    // Attack pass, session 7: a 20,000-character key came back whole, twice.
+    let db = TestDb::seeded().await;
+    let app = db.app();
+    let key = "k".repeat(20_000);
+    for query in [format!("{key}=1"), key.clone()] {
+        let reply = get(&app, &format!("/v1/accounts/acc_0001/transactions?{query}")).await;
+        assert_eq!(reply.status, StatusCode::BAD_REQUEST);
+        assert_eq!(reply.code(), "invalid_argument");
+        let message = reply.message();
+        assert!(message.starts_with("invalid query string: "), "{message}");
+        assert!(message.contains("kkkk"), "{message}");
+        assert!(message.len() < 300, "{} bytes", message.len());
+    }
 }

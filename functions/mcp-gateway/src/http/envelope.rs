@@ -23,6 +23,10 @@
 //!   else `null` (JSON-RPC 2.0 §4, §5). Caller text in messages is clipped ([`clip`]).
 //! - **Why here:** rmcp answers envelopes it cannot deserialize with 415 and a plain-text
 //!   body, and by then the rate limiter has spent a token on them.
+//! - **Protocol versions** (`initialize`'s `params.protocolVersion`, `params._meta`'s
+//!   `io.modelcontextprotocol/protocolVersion`) longer than [`ECHO_MAX_CHARS`] are −32600:
+//!   a revision is a date (`2025-11-25`), and rmcp quotes these values whole in its refusals
+//!   and WARN lines (a 1 MB version made a 1 MB reply and a 1 MB log line).
 //! - **Valid JSON that serde_json cannot hold** (a number beyond `f64` such as `1e400`) is
 //!   not a parse error: it is −32600. Invalid UTF-8 and lone surrogates (`"\ud800"`) are
 //!   −32700.
@@ -43,7 +47,7 @@ use serde_json::{Map, Value};
 
 use super::error::EdgeError;
 use super::ids;
-use crate::echo::clip;
+use crate::echo::{ECHO_MAX_CHARS, clip};
 
 /// What the edge needs of a message that passed the check.
 #[derive(Debug, Clone, PartialEq)]
@@ -117,6 +121,10 @@ pub fn check(body: &[u8], revision: Option<&str>) -> Result<Envelope, EdgeError>
         ids::replace(&mut value);
     }
     let message = as_message(&value)?;
+    if let Some(version) = overlong_revision(message) {
+        let why = format!("protocol version is not a revision: {}", clip(version));
+        return Err(invalid(reply_id(envelope.id.as_ref()), why));
+    }
     let parsed = ClientJsonRpcMessage::deserialize(&value);
     let Some(method) = &envelope.method else {
         return match parsed {
@@ -209,6 +217,21 @@ fn meta_revision(message: &Map<String, Value>) -> Option<&str> {
         .get("_meta")?
         .get("io.modelcontextprotocol/protocolVersion")?
         .as_str()
+}
+
+/// A protocol version in the message longer than [`ECHO_MAX_CHARS`] characters:
+/// `initialize`'s `params.protocolVersion` or `params._meta`'s
+/// `io.modelcontextprotocol/protocolVersion`.
+fn overlong_revision(message: &Map<String, Value>) -> Option<&str> {
+    let params = message.get("params")?;
+    let initialize = message.get("method").and_then(Value::as_str) == Some("initialize");
+    let asked = initialize
+        .then(|| params.get("protocolVersion").and_then(Value::as_str))
+        .flatten();
+    [asked, meta_revision(message)]
+        .into_iter()
+        .flatten()
+        .find(|v| v.chars().count() > ECHO_MAX_CHARS)
 }
 
 /// An [`EdgeError::InvalidRequest`] answered with `id`.
@@ -526,6 +549,33 @@ mod tests {
             let r = rejected(body);
             assert_eq!((r.code, &r.id), (rpc::INVALID_REQUEST, &id), "{body}");
         }
+    }
+
+    #[test]
+    fn a_protocol_version_too_long_for_a_revision_is_refused_clipped() {
+        // Attack pass, session 7: rmcp quoted a 1 MB params.protocolVersion whole, in its
+        // reply and in a WARN line.
+        let long = "v".repeat(1_000_000);
+        let initialize = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+            "params": {"protocolVersion": long, "capabilities": {},
+                       "clientInfo": {"name": "x", "version": "1"}}});
+        let call = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+            "params": {"name": "x", "arguments": {},
+                       "_meta": {"io.modelcontextprotocol/protocolVersion": long}}});
+        for (body, id) in [(initialize, json!(1)), (call, json!(2))] {
+            let r = answer(check(body.to_string().as_bytes(), Some("2025-11-25")).unwrap_err());
+            assert_eq!((r.code, &r.id), (rpc::INVALID_REQUEST, &id));
+            assert!(
+                r.message
+                    .starts_with("protocol version is not a revision: vvv")
+            );
+            assert!(r.message.len() < 120, "{} bytes", r.message.len());
+        }
+        // A revision-sized version passes to rmcp, which negotiates it.
+        let ok = json!({"jsonrpc": "2.0", "id": 3, "method": "initialize",
+            "params": {"protocolVersion": "2099-01-01", "capabilities": {},
+                       "clientInfo": {"name": "x", "version": "1"}}});
+        assert!(check(ok.to_string().as_bytes(), Some("2025-11-25")).is_ok());
     }
 
     #[test]

@@ -1,21 +1,27 @@
 //! rmcp's own refusals (plain-text 400, 405, 406, 415, …, and 5xx) rewritten as the edge's
 //! JSON-RPC errors ([`EdgeError::Transport`], [`EdgeError::Internal`]), so every error a
-//! client sees has one shape.
+//! client sees has one shape; and rmcp's JSON-RPC refusals with their message clipped (they
+//! quote header values whole: `Mcp-Name`, `Mcp-Method`).
 
 use axum::body::to_bytes;
 use axum::http::header;
 use axum::response::{IntoResponse, Response};
 
 use super::error::EdgeError;
-use crate::echo::clip;
+use crate::echo::{clip, clip_quoted};
 
 /// Largest rmcp error body read back for [`json_errors`]; rmcp's are one line.
 const MAX_PLAIN_ERROR_BYTES: usize = 4096;
 
+/// Largest rmcp JSON-RPC refusal read back to clip its message: a quoted header value is
+/// bounded by hyper's head limit (~400 KB), a quoted body value by the 1 MiB body limit.
+const MAX_JSON_ERROR_BYTES: usize = 2 << 20;
+
 /// rmcp's error answers that are not JSON (plain-text 400, 405, 406, 415, …) as JSON-RPC
 /// errors with id `null`, the same status and rmcp's other headers (`Allow` on 405): −32600
 /// with rmcp's text (its `Not Acceptable: ` style prefix dropped, clipped: it may quote a
-/// header value) for 4xx, −32603 `internal error` for 5xx. Anything else passes unchanged.
+/// header value) for 4xx, −32603 `internal error` for 5xx. rmcp's JSON 4xx keep their body
+/// but for `error.message`, its quotes clipped ([`clip_json_message`]). Anything else passes unchanged.
 pub async fn json_errors(resp: Response) -> Response {
     let status = resp.status();
     let is_json = resp
@@ -23,7 +29,13 @@ pub async fn json_errors(resp: Response) -> Response {
         .get(header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
         .is_some_and(|v| v.starts_with("application/json"));
-    if is_json || !(status.is_client_error() || status.is_server_error()) {
+    if !(status.is_client_error() || status.is_server_error()) {
+        return resp;
+    }
+    if is_json && status.is_client_error() {
+        return clip_json_message(resp).await;
+    }
+    if is_json {
         return resp;
     }
     let (parts, body) = resp.into_parts();
@@ -53,6 +65,35 @@ pub async fn json_errors(resp: Response) -> Response {
         }
     }
     out
+}
+
+/// A JSON-RPC error response with its `error.message` clipped ([`clip_quoted`]: rmcp quotes
+/// header values between backticks and parentheses); the rest of the body
+/// and the headers as they were. A body over [`MAX_JSON_ERROR_BYTES`] or not a JSON object
+/// becomes [`EdgeError::Transport`] with the status's reason.
+async fn clip_json_message(resp: Response) -> Response {
+    let (mut parts, body) = resp.into_parts();
+    let parsed = to_bytes(body, MAX_JSON_ERROR_BYTES)
+        .await
+        .ok()
+        .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
+        .filter(serde_json::Value::is_object);
+    let Some(mut message) = parsed else {
+        let reason = parts.status.canonical_reason().unwrap_or_default();
+        return EdgeError::Transport {
+            status: parts.status,
+            message: reason.to_owned(),
+        }
+        .into_response();
+    };
+    if let Some(text) = message.pointer_mut("/error/message")
+        && let Some(s) = text.as_str()
+        && let std::borrow::Cow::Owned(clipped) = clip_quoted(s)
+    {
+        *text = serde_json::Value::String(clipped);
+    }
+    parts.headers.remove(header::CONTENT_LENGTH);
+    Response::from_parts(parts, axum::body::Body::from(message.to_string()))
 }
 
 #[cfg(test)]
@@ -116,6 +157,41 @@ mod tests {
         let body = body_json(resp).await;
         assert_eq!(body["error"]["code"], rpc::INTERNAL_ERROR);
         assert_eq!(body["error"]["message"], "internal error");
+    }
+
+    #[tokio::test]
+    async fn a_json_refusal_keeps_its_code_and_id_with_its_message_clipped() {
+        // Attack pass, session 7: rmcp's −32020 quoted a 200 KB Mcp-Name header whole.
+        let quoted = "n".repeat(200_000);
+        let refusal = serde_json::json!({"jsonrpc": "2.0", "id": 3, "error": {"code": -32020,
+            "message": format!("Mcp-Name header `{quoted}` does not match body value `x`")}});
+        let resp = Response::builder()
+            .status(StatusCode::BAD_REQUEST)
+            .header(header::CONTENT_TYPE, "application/json")
+            .body(Body::from(refusal.to_string()))
+            .unwrap();
+        let resp = json_errors(resp).await;
+        assert_eq!(resp.status(), StatusCode::BAD_REQUEST);
+        let body = body_json(resp).await;
+        assert_eq!(
+            (body["id"].clone(), body["error"]["code"].clone()),
+            (3.into(), (-32020).into())
+        );
+        let message = body["error"]["message"].as_str().unwrap();
+        assert!(message.starts_with("Mcp-Name header `nnn"), "{message}");
+        assert!(
+            message.ends_with("…` does not match body value `x`"),
+            "{message}"
+        );
+        assert!(message.len() < 200, "{message}");
+
+        let garbage = Response::builder()
+            .status(StatusCode::BAD_REQUEST)
+            .header(header::CONTENT_TYPE, "application/json")
+            .body(Body::from("not json"))
+            .unwrap();
+        let body = body_json(json_errors(garbage).await).await;
+        assert_eq!(body["error"]["message"], "Bad Request");
     }
 
     #[tokio::test]
