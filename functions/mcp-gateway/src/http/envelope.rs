@@ -494,9 +494,12 @@ mod tests {
             let r = rejected(body);
             assert_eq!((r.code, r.id), (rpc::INVALID_REQUEST, Value::Null));
         }
-        // The same depth, unbalanced, is still a parse error.
+        // Unbalanced within the bounds is a parse error; past the depth bound the parse stops
+        // there (the rest is never read), so the same depth unbalanced is over the bound too.
+        assert_eq!(rejected("[[[").code, rpc::PARSE_ERROR);
         let r = rejected(&"[".repeat(200));
-        assert_eq!(r.code, rpc::PARSE_ERROR);
+        assert_eq!(r.code, rpc::INVALID_REQUEST);
+        assert!(r.message.contains("32"), "{}", r.message);
     }
 
     #[test]
