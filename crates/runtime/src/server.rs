@@ -18,6 +18,8 @@
 //! - **Drains** on the shutdown signal (SIGTERM, ctrl-c): stops accepting, lets requests in
 //!   flight finish, closes idle keep-alive connections at once, and gives up after
 //!   `KOSHA_DRAIN_TIMEOUT_MS` (default 30 s), dropping what is left.
+//! - **Tells** each request its peer's address: axum's `ConnectInfo<SocketAddr>` in its
+//!   extensions (the audit's unforgeable `source`; behind a load balancer, the balancer's).
 //! - **Neighbours:** [`crate::serve`] chooses this mode when `AWS_LAMBDA_RUNTIME_API` is
 //!   unset; the Lambda mode needs none of it (one request per instance, the platform holds the
 //!   connections).
@@ -302,6 +304,7 @@ async fn serve_connection(
     mut stopping: watch::Receiver<bool>,
 ) {
     let _ = stream.set_nodelay(true);
+    let peer = stream.peer_addr().ok();
     let activity = Arc::new(Activity::new());
     let io = TokioIo::new(Watched {
         stream,
@@ -309,8 +312,12 @@ async fn serve_connection(
     });
     let service = {
         let activity = activity.clone();
-        hyper::service::service_fn(move |req: hyper::Request<Incoming>| {
+        hyper::service::service_fn(move |mut req: hyper::Request<Incoming>| {
             let guard = activity.begin();
+            if let Some(peer) = peer {
+                req.extensions_mut()
+                    .insert(axum::extract::ConnectInfo(peer));
+            }
             let router = router.clone();
             async move {
                 let resp = router.oneshot(req.map(Body::new)).await;

@@ -26,6 +26,14 @@ fn router() -> Router {
             }),
         )
         .route("/never", get(std::future::pending::<&'static str>))
+        .route(
+            "/peer",
+            get(
+                |axum::extract::ConnectInfo(peer): axum::extract::ConnectInfo<SocketAddr>| async move {
+                    format!("peer {}", peer.ip())
+                },
+            ),
+        )
 }
 
 fn settings() -> ServerConfig {
@@ -208,6 +216,14 @@ async fn connections_over_the_cap_wait_until_one_closes() {
     assert!(early.is_err(), "served over the cap");
     drop(first);
     read_response(&mut second, "fast").await;
+}
+
+#[tokio::test]
+async fn each_request_knows_its_peer_address() {
+    let (addr, _stop, _server) = start(settings()).await;
+    let mut conn = TcpStream::connect(addr).await.unwrap();
+    conn.write_all(request("/peer").as_bytes()).await.unwrap();
+    read_response(&mut conn, "peer 127.0.0.1").await;
 }
 
 #[tokio::test]

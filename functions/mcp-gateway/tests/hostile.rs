@@ -814,3 +814,32 @@ async fn rmcp_refusals_that_quote_a_header_or_version_are_clipped() {
     let body = common::bytes(resp).await;
     assert!(body.len() < 300, "{} bytes", body.len());
 }
+
+#[tokio::test]
+async fn two_origin_headers_are_refused_even_when_the_first_is_allowed() {
+    let mut config = config("http://127.0.0.1:9", 64);
+    config.allowed_origins = vec!["http://localhost:*".to_owned()];
+    let app = app_with(config, 100.0);
+    let call = |origins: &[&str]| {
+        let mut req = tools_call(1, &agent(), "get_service_health", json!({}));
+        for origin in origins {
+            req.headers_mut()
+                .append(http::header::ORIGIN, origin.parse().unwrap());
+        }
+        req
+    };
+    let one = app
+        .clone()
+        .oneshot(call(&["http://localhost:1"]))
+        .await
+        .unwrap();
+    assert_eq!(one.status(), StatusCode::OK);
+    for pair in [
+        ["http://localhost:1", "http://evil.example"],
+        ["http://evil.example", "http://localhost:1"],
+        ["http://localhost:1", "http://localhost:1"],
+    ] {
+        let resp = app.clone().oneshot(call(&pair)).await.unwrap();
+        assert_eq!(resp.status(), StatusCode::FORBIDDEN, "{pair:?}");
+    }
+}

@@ -298,10 +298,15 @@ async fn credential_failures_are_audited_once_a_minute_per_source_and_reason_wit
     let app = app("http://127.0.0.1:9", 100.0, 64);
     let (logs, _guard) = capture();
     let forged = format!("{}x", token("agent-a", &[Role::Agent]));
-    for id in 0..3 {
-        let mut req = tools_call(id, &forged, "get_service_health", json!({}));
+    let peer: std::net::SocketAddr = "198.51.100.4:50000".parse().unwrap();
+    // X-Forwarded-For is the client's to write: 200 values are still one source.
+    for id in 0..200_u8 {
+        let mut req = tools_call(id.into(), &forged, "get_service_health", json!({}));
+        let forwarded = format!("203.0.113.{id}, 10.0.0.1");
         req.headers_mut()
-            .insert("x-forwarded-for", "203.0.113.7, 10.0.0.1".parse().unwrap());
+            .insert("x-forwarded-for", forwarded.parse().unwrap());
+        req.extensions_mut()
+            .insert(axum::extract::ConnectInfo(peer));
         assert_eq!(app.clone().oneshot(req).await.unwrap().status(), 401);
     }
     let mut missing = tools_call(9, "", "get_service_health", json!({}));
@@ -315,7 +320,8 @@ async fn credential_failures_are_audited_once_a_minute_per_source_and_reason_wit
     assert_eq!(audits.len(), 2, "{lines:?}");
     assert_eq!(audits[0]["audit"], true);
     assert_eq!(audits[0]["reason"], "invalid_token");
-    assert_eq!(audits[0]["source"], "203.0.113.7");
+    assert_eq!(audits[0]["source"], "198.51.100.4");
+    assert_eq!(audits[0]["forwarded_for"], "10.0.0.1");
     assert_eq!(audits[0]["count"], 1);
     assert_eq!(audits[1]["reason"], "missing");
     assert_eq!(audits[1]["source"], "unknown");
