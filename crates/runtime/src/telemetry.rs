@@ -11,7 +11,7 @@
 //! (policies register their handles in their constructors).
 
 use std::io::{self, Write};
-use std::sync::OnceLock;
+use std::sync::{LazyLock, OnceLock};
 use std::time::Duration;
 
 use metrics_cloudwatch_embedded::Collector;
@@ -39,6 +39,27 @@ pub fn init(service: &'static str) {
     if installed {
         tracing::info!(service, metrics = collector.is_some(), "starting");
     }
+}
+
+/// Installs `subscriber` as this thread's default until the guard drops: for a test that reads
+/// what it logs while other tests run on other threads of the same binary.
+///
+/// `tracing` caches each callsite's interest when the callsite is first reached, and while a
+/// single dispatcher exists that interest is asked of the *reaching thread's* default
+/// (tracing-core 0.1 `Dispatchers::rebuilder`, "just one"): a callsite that a test with no
+/// subscriber reaches first is cached as "never", and a capturing test on another thread
+/// loses its lines (a trace test failed 261 of 300 runs so). A second dispatcher kept alive
+/// for the process makes tracing combine every live dispatcher's interest instead, and the
+/// cache is rebuilt for the callsites reached before.
+pub fn capture_default(
+    subscriber: impl tracing::Subscriber + Send + Sync + 'static,
+) -> tracing::subscriber::DefaultGuard {
+    static SECOND: LazyLock<tracing::Dispatch> =
+        LazyLock::new(|| tracing::Dispatch::new(tracing::subscriber::NoSubscriber::default()));
+    LazyLock::force(&SECOND);
+    let guard = tracing::subscriber::set_default(subscriber);
+    tracing::callsite::rebuild_interest_cache();
+    guard
 }
 
 /// The log format of every function: one JSON object per line, the event's fields flat, the

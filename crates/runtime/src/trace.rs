@@ -383,7 +383,7 @@ mod tests {
             crate::telemetry::subscriber(tracing_subscriber::EnvFilter::new("info"), move || {
                 writer.clone()
             });
-        let _guard = tracing::subscriber::set_default(subscriber);
+        let _guard = crate::telemetry::capture_default(subscriber);
         f.await;
         let text = String::from_utf8(buf.0.lock().clone()).unwrap();
         text.lines()

@@ -158,7 +158,7 @@ async fn refusals_are_audited_with_their_reason_and_never_the_key_or_signature()
         .with_max_level(tracing::Level::TRACE)
         .with_writer(move || writer.clone())
         .finish();
-    let _guard = tracing::subscriber::set_default(subscriber);
+    let _guard = kosha_runtime::telemetry::capture_default(subscriber);
 
     let server = core_api().await;
     let on = app(&server.uri(), true);

@@ -45,7 +45,7 @@ impl Lines {
             .with_max_level(tracing::Level::INFO)
             .with_writer(move || writer.clone())
             .finish();
-        tracing::subscriber::set_default(subscriber)
+        kosha_runtime::telemetry::capture_default(subscriber)
     }
 
     fn longest(&self) -> usize {

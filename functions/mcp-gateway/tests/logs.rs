@@ -64,7 +64,10 @@ fn capture() -> (Buffer, tracing::subscriber::DefaultGuard) {
         EnvFilter::new(kosha_runtime::telemetry::DEFAULT_FILTER),
         move || writer.clone(),
     );
-    (buffer, tracing::subscriber::set_default(subscriber))
+    (
+        buffer,
+        kosha_runtime::telemetry::capture_default(subscriber),
+    )
 }
 
 const TXN: &str = "txn_000001";

@@ -296,10 +296,7 @@ fn an_override_is_audited_when_first_seen_set_again_or_lifted_and_not_on_every_r
         .flatten_event(true)
         .with_writer(move || writer.clone())
         .finish();
-    let _guard = tracing::subscriber::set_default(subscriber);
-    // Tests run in parallel, and a callsite another thread registered while this thread's
-    // subscriber was being installed may keep a stale "never" interest: recompute it.
-    tracing::callsite::rebuild_interest_cache();
+    let _guard = kosha_runtime::telemetry::capture_default(subscriber);
     let empty = OverrideSnapshot::new();
     let one: OverrideSnapshot = [("core-api".to_owned(), forced(None))].into();
     let mut again = one.clone();

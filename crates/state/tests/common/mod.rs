@@ -113,7 +113,7 @@ impl LogSink {
             .with_writer(move || sink.clone())
             .with_ansi(false)
             .finish();
-        tracing::subscriber::set_default(subscriber)
+        kosha_runtime::telemetry::capture_default(subscriber)
     }
 }
 

@@ -151,11 +151,10 @@ mod tests {
             move || writer.clone(),
         );
         let key = "k".repeat(255);
-        tracing::subscriber::with_default(subscriber, || {
-            // Parallel tests: recompute callsite interest now that this subscriber is set.
-            tracing::callsite::rebuild_interest_cache();
+        {
+            let _guard = kosha_runtime::telemetry::capture_default(subscriber);
             audit(Some("agent-1"), "raise_dispute", &key, "dsp_01", true);
-        });
+        }
         let text = String::from_utf8(buffer.0.lock().clone()).unwrap();
         let lines: Vec<Value> = text
             .lines()
