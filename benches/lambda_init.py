@@ -10,7 +10,8 @@ not a test. For each binary it:
   repeated --runs times (alternating between the binaries), reports min/median/max in ms, and
   the median time from spawn to the first event's response (init + first invocation: the
   whole cold start the caller sees);
-- rss (--rss-events N): serves N events to one process, then reads its peak RSS (VmHWM).
+- rss (--rss-events N): serves N events to one process, then reads its peak RSS (VmHWM) and
+  its CPU time (utime + stime of /proc/PID/stat, init included) per event.
 
 The emulator is in-process (stdlib http.server) rather than `cargo lambda watch`, whose own
 cargo/compile step would be inside the measured time. Usage:
@@ -158,9 +159,18 @@ def status_of(response: bytes) -> int | None:
         return None
 
 
+def cpu_seconds(pid: int) -> float | None:
+    """utime + stime of process `pid` in seconds, or None when it is gone."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def one_run(binary: str, event: bytes, events: int, extra: dict[str, str]):
     """(init s or None, first response s or None, status of the last response, peak RSS kB or
-    None, note); times are from just before spawn."""
+    None, CPU s or None, note); times are from just before spawn."""
     emulator = Emulator(event, events)
     start = time.perf_counter()
     proc = subprocess.Popen([binary], env=lambda_env(emulator.address, extra),
@@ -180,12 +190,13 @@ def one_run(binary: str, event: bytes, events: int, extra: dict[str, str]):
                     hwm = int(line.split()[1])
         except OSError:
             pass
+        cpu = cpu_seconds(proc.pid)
         note = ""
         if proc.poll() is not None and not done:
             err = (proc.stderr.read() if proc.stderr else b"").decode(errors="replace")
             note = f"exited with {proc.returncode} before serving {events} event(s) {err[-200:]}"
         last = emulator.responses[-1] if emulator.responses else b""
-        return init, first, status_of(last), hwm, note
+        return init, first, status_of(last), hwm, cpu, note
     finally:
         if proc.poll() is None:
             proc.kill()
@@ -214,7 +225,7 @@ def main() -> int:
     # machine falls on all of them alike rather than on whichever ran during a busy minute.
     for _ in range(args.runs):
         for name, path in specs:
-            init, first, status, _hwm, note = one_run(path, event, 1, extra)
+            init, first, status, _hwm, _cpu, note = one_run(path, event, 1, extra)
             if init is not None and first is not None and not note:
                 inits[name].append(init * 1000)
                 firsts[name].append(first * 1000)
@@ -232,9 +243,11 @@ def main() -> int:
                        first_response_ms_median=round(statistics.median(firsts[name]), 2))
         if args.rss_events:
             t0 = time.perf_counter()
-            _init, _first, status, hwm, note = one_run(path, event, args.rss_events, extra)
+            _init, _first, status, hwm, cpu, note = one_run(path, event, args.rss_events, extra)
             row.update(rss_events=args.rss_events, peak_rss_kb=hwm, last_status=status,
                        rss_seconds=round(time.perf_counter() - t0, 1))
+            if cpu is not None:
+                row["cpu_us_per_event"] = round(cpu / args.rss_events * 1e6, 1)
             if note:
                 notes[name].add(note)
         if notes[name]:

@@ -7,7 +7,8 @@
 //! - `otlp` (feature `otlp`): OTLP export of request spans, off unless `KOSHA_OTLP_ENDPOINT`.
 //! - [`trace`]: the request span, W3C trace context in and out (SPEC §12).
 //! - [`serve`]: runs one axum [`Router`](axum::Router) under the Lambda runtime when
-//!   `AWS_LAMBDA_RUNTIME_API` is set, otherwise as a plain HTTP server on `KOSHA_LISTEN`.
+//!   `AWS_LAMBDA_RUNTIME_API` is set, otherwise as a plain HTTP server on `KOSHA_LISTEN`;
+//!   [`block_on`]: the tokio runtime for that mode (current-thread on Lambda).
 //! - [`server`]: that plain server (HTTP/1.1 and h2c; header-read and idle timeouts, a
 //!   connection cap, a drain on SIGTERM).
 //! - [`aws`]: the AWS SDK config, built once (honours `AWS_ENDPOINT_URL` for the emulator).
@@ -29,4 +30,4 @@ pub mod telemetry;
 pub mod tls;
 pub mod trace;
 
-pub use serve::{ServeError, serve, serve_with_tasks};
+pub use serve::{ServeError, block_on, serve, serve_with_tasks};

@@ -2,9 +2,11 @@
 //! is set, otherwise the plain HTTP/1.1 and h2c server of [`crate::server`] on `KOSHA_LISTEN`
 //! (default `127.0.0.1:8080`), with its timeouts, connection cap and drain.
 //! [`serve_with_tasks`] also answers Lambda task events (`{"task": "migrate"}`): how
-//! `scripts/deploy` runs maintenance inside the VPC with the same binary.
+//! `scripts/deploy` runs maintenance inside the VPC with the same binary. [`block_on`] picks
+//! the tokio runtime for the mode.
 
 use std::future::Future;
+use std::process::ExitCode;
 
 use axum::Router;
 use lambda_http::request::LambdaRequest;
@@ -34,6 +36,43 @@ pub enum ServeError {
     Lambda(String),
 }
 
+/// Whether this process runs under the Lambda Runtime API (`AWS_LAMBDA_RUNTIME_API` set).
+fn on_lambda() -> bool {
+    std::env::var_os("AWS_LAMBDA_RUNTIME_API").is_some()
+}
+
+/// Runs a binary's `main` future on the tokio runtime its mode wants, and returns its exit
+/// code; every function binary starts here instead of `#[tokio::main]`.
+///
+/// - On Lambda: tokio's current-thread runtime. An instance handles one event at a time and a
+///   256 MB function gets a fraction of one vCPU (SAM template), so worker threads would add
+///   only thread start-up at init and cross-thread wake-ups inside every invocation (each
+///   HTTP client's connection task, each spawned task), never parallelism. Blocking work
+///   still goes to `spawn_blocking`'s pool.
+/// - Otherwise (the plain server): the multi-thread runtime, one worker per CPU
+///   (`TOKIO_WORKER_THREADS` overrides, read by tokio), for concurrent connections.
+///
+/// Exit code 1, with one line on stderr, when the runtime cannot be built (the OS refused its
+/// threads or its I/O driver).
+pub fn block_on<F: Future<Output = ExitCode>>(main: F) -> ExitCode {
+    let built = if on_lambda() {
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+    } else {
+        tokio::runtime::Builder::new_multi_thread()
+            .enable_all()
+            .build()
+    };
+    match built {
+        Ok(runtime) => runtime.block_on(main),
+        Err(e) => {
+            eprintln!("cannot start the tokio runtime: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
 /// Serves `router` until shutdown (SIGTERM/ctrl-c locally, then a drain; the runtime's
 /// lifetime on Lambda).
 ///
@@ -41,7 +80,7 @@ pub enum ServeError {
 /// [`ServeError`] when a server setting is bad, the listener cannot be bound or the runtime
 /// loop fails.
 pub async fn serve(router: Router) -> Result<(), ServeError> {
-    if std::env::var_os("AWS_LAMBDA_RUNTIME_API").is_some() {
+    if on_lambda() {
         tracing::info!(mode = "lambda", "serving");
         // Exported spans leave before the instance is frozen (feature `otlp`).
         #[cfg(feature = "otlp")]
@@ -83,7 +122,7 @@ where
     F: Fn(String) -> Fut + Clone + Send + Sync + 'static,
     Fut: Future<Output = Result<serde_json::Value, String>> + Send + 'static,
 {
-    if std::env::var_os("AWS_LAMBDA_RUNTIME_API").is_none() {
+    if !on_lambda() {
         return serve_local(router).await;
     }
     tracing::info!(mode = "lambda", tasks = true, "serving");

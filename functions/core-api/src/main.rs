@@ -8,8 +8,11 @@ use core_api::cli::{self, Command};
 use core_api::config::Config;
 use core_api::embeddings::ApiKey;
 
-#[tokio::main]
-async fn main() -> ExitCode {
+fn main() -> ExitCode {
+    kosha_runtime::block_on(async_main())
+}
+
+async fn async_main() -> ExitCode {
     kosha_runtime::telemetry::init("core-api");
     let command = match Command::parse(std::env::args().skip(1)) {
         Ok(command) => command,

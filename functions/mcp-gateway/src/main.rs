@@ -8,8 +8,11 @@ use std::sync::Arc;
 use mcp_gateway::config::GatewayConfig;
 use mcp_gateway::state::{Gateway, StartError};
 
-#[tokio::main]
-async fn main() -> ExitCode {
+fn main() -> ExitCode {
+    kosha_runtime::block_on(async_main())
+}
+
+async fn async_main() -> ExitCode {
     kosha_runtime::telemetry::init("mcp-gateway");
     match run().await {
         Ok(()) => ExitCode::SUCCESS,

@@ -8,8 +8,11 @@ use std::sync::Arc;
 use outbox_relay::config::RelayConfig;
 use outbox_relay::{StartError, build, mode};
 
-#[tokio::main]
-async fn main() -> ExitCode {
+fn main() -> ExitCode {
+    kosha_runtime::block_on(async_main())
+}
+
+async fn async_main() -> ExitCode {
     kosha_runtime::telemetry::init("outbox-relay");
     match start().await {
         Ok(()) => ExitCode::SUCCESS,

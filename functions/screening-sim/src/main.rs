@@ -14,8 +14,11 @@ use kosha_runtime::config::{self, ConfigError};
 use screening_sim::chaos::Chaos;
 use screening_sim::http::{AdminToken, Sim};
 
-#[tokio::main]
-async fn main() -> ExitCode {
+fn main() -> ExitCode {
+    kosha_runtime::block_on(async_main())
+}
+
+async fn async_main() -> ExitCode {
     kosha_runtime::telemetry::init("screening-sim");
     let sim = match build().await {
         Ok(sim) => sim,

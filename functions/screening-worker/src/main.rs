@@ -28,8 +28,11 @@ const LAMBDA_MARGIN: Duration = Duration::from_millis(200);
 
 type RealWorker = Worker<PolicySim, StateTable, SqsQueue>;
 
-#[tokio::main]
-async fn main() -> ExitCode {
+fn main() -> ExitCode {
+    kosha_runtime::block_on(async_main())
+}
+
+async fn async_main() -> ExitCode {
     kosha_runtime::telemetry::init("screening-worker");
     let (worker, sqs) = match build().await {
         Ok(w) => w,
