@@ -336,14 +336,11 @@ async fn serve_connection(
     // When the connection was closed for idleness. From then on it has one header-read timeout
     // to end, counted from the close or from its last handler's end, whichever is later.
     let mut closed_idle: Option<Instant> = None;
-    let close_by = |phase: Phase, at: Instant| match phase {
-        Phase::Reading(since) | Phase::Idle(since) => at.max(since) + config.header_read_timeout,
-        Phase::Busy => at + config.header_read_timeout,
-    };
+    let close_by = |since: Instant, at: Instant| at.max(since) + config.header_read_timeout;
     loop {
         let deadline = match (*activity.phase.lock(), closed_idle) {
             (Phase::Busy, _) => None,
-            (phase, Some(at)) => Some(close_by(phase, at)),
+            (Phase::Reading(since) | Phase::Idle(since), Some(at)) => Some(close_by(since, at)),
             (Phase::Reading(since), None) => Some(since + config.header_read_timeout),
             (Phase::Idle(since), None) => Some(since + config.idle_timeout),
         };
@@ -367,7 +364,9 @@ async fn serve_connection(
                     (Phase::Busy, _) => {}
                     // Closed for idleness and still not ended: nothing of ours is running,
                     // only a response the client does not take. Drop it.
-                    (phase, Some(at)) if now >= close_by(phase, at) => {
+                    (Phase::Reading(since) | Phase::Idle(since), Some(at))
+                        if now >= close_by(since, at) =>
+                    {
                         tracing::debug!("connection did not end after its idle close; dropped");
                         return;
                     }

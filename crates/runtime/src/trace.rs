@@ -525,9 +525,8 @@ mod tests {
         let req = axum::http::Request::get("/")
             .body(axum::body::Body::empty())
             .unwrap();
-        // Under `logged`, like every test here that runs `request_span`: a callsite first
-        // reached on a thread with no subscriber caches "never" and can race another test's
-        // `set_default`, hiding that test's lines.
+        // Under `logged`, like every test here that runs `request_span`, so its `handled`
+        // line, which carries the request's elapsed time, is read too.
         let mut body = axum::body::Bytes::new();
         let lines = logged(async {
             let resp = app.oneshot(req).await.unwrap();

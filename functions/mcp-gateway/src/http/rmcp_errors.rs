@@ -32,11 +32,12 @@ pub async fn json_errors(resp: Response) -> Response {
     if !(status.is_client_error() || status.is_server_error()) {
         return resp;
     }
-    if is_json && status.is_client_error() {
-        return clip_json_message(resp).await;
-    }
     if is_json {
-        return resp;
+        return if status.is_client_error() {
+            clip_json_message(resp).await
+        } else {
+            resp
+        };
     }
     let (parts, body) = resp.into_parts();
     let mut out = if status.is_server_error() {
@@ -68,17 +69,18 @@ pub async fn json_errors(resp: Response) -> Response {
 }
 
 /// A JSON-RPC error response with its `error.message` clipped ([`clip_quoted`]: rmcp quotes
-/// header values between backticks and parentheses); the rest of the body
-/// and the headers as they were. A body over [`MAX_JSON_ERROR_BYTES`] or not a JSON object
-/// becomes [`EdgeError::Transport`] with the status's reason.
+/// header values between backticks and parentheses); the rest of the body and the headers as
+/// they were, and the body exactly as sent when there was nothing to clip. A body over
+/// [`MAX_JSON_ERROR_BYTES`] or not a JSON object becomes [`EdgeError::Transport`] with the
+/// status's reason.
 async fn clip_json_message(resp: Response) -> Response {
     let (mut parts, body) = resp.into_parts();
-    let parsed = to_bytes(body, MAX_JSON_ERROR_BYTES)
-        .await
-        .ok()
-        .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
+    let bytes = to_bytes(body, MAX_JSON_ERROR_BYTES).await.ok();
+    let parsed = bytes
+        .as_ref()
+        .and_then(|b| serde_json::from_slice::<serde_json::Value>(b).ok())
         .filter(serde_json::Value::is_object);
-    let Some(mut message) = parsed else {
+    let (Some(bytes), Some(mut message)) = (bytes, parsed) else {
         let reason = parts.status.canonical_reason().unwrap_or_default();
         return EdgeError::Transport {
             status: parts.status,
@@ -86,12 +88,13 @@ async fn clip_json_message(resp: Response) -> Response {
         }
         .into_response();
     };
-    if let Some(text) = message.pointer_mut("/error/message")
-        && let Some(s) = text.as_str()
-        && let std::borrow::Cow::Owned(clipped) = clip_quoted(s)
-    {
-        *text = serde_json::Value::String(clipped);
-    }
+    let Some(text) = message.pointer_mut("/error/message") else {
+        return Response::from_parts(parts, axum::body::Body::from(bytes));
+    };
+    let Some(std::borrow::Cow::Owned(clipped)) = text.as_str().map(clip_quoted) else {
+        return Response::from_parts(parts, axum::body::Body::from(bytes));
+    };
+    *text = serde_json::Value::String(clipped);
     parts.headers.remove(header::CONTENT_LENGTH);
     Response::from_parts(parts, axum::body::Body::from(message.to_string()))
 }
