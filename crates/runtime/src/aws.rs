@@ -12,14 +12,28 @@
 //! files, SSO, web identity, container and IMDS providers): about 1 ms of every cold start
 //! (issue 6, docs/benchmarks.md). Elsewhere (local mode, the CLI) the default chains apply.
 
+use std::sync::OnceLock;
+
 use aws_config::environment::EnvironmentVariableCredentialsProvider;
 use aws_config::{BehaviorVersion, Region};
 
+/// The SDK config [`sdk_config`] returns, named for crates that do not depend on aws-config.
+pub use aws_config::SdkConfig;
+
 /// Loads the SDK config (region, credentials, endpoint) from the environment.
 pub async fn sdk_config() -> aws_config::SdkConfig {
+    sdk_config_with(crate::config::var).await
+}
+
+/// [`sdk_config`], choosing between the Lambda path and the default chains by `lookup`
+/// rather than the process environment (tests: the Lambda path builds no SDK client; the
+/// default chains build their providers' clients, STS among them). The SDK still reads the
+/// rest of its settings (`AWS_ENDPOINT_URL`, the credentials themselves) from the process
+/// environment.
+pub async fn sdk_config_with(lookup: impl Fn(&str) -> Option<String>) -> aws_config::SdkConfig {
     let loader =
         aws_config::defaults(BehaviorVersion::latest()).http_client(crate::tls::sdk_http_client());
-    match lambda_region(crate::config::var) {
+    match lambda_region(lookup) {
         Some(region) => {
             loader
                 .region(Region::new(region))
@@ -28,6 +42,65 @@ pub async fn sdk_config() -> aws_config::SdkConfig {
                 .await
         }
         None => loader.load().await,
+    }
+}
+
+/// An AWS SDK client built from its config on first use ([`LazyClient::get`]), for a client
+/// a process may never call, or not on its first events.
+///
+/// Building an SDK client costs about 0.8 ms, and the first one of a process also builds the
+/// SDK's HTTP client and parses its roots (about 2 ms more, [`crate::tls::sdk_http_client`]);
+/// a Lambda init that built them eagerly was 1.8 × slower than one that does not (issue 6,
+/// docs/benchmarks.md, "Lambda packaging"). Share one behind an `Arc`: the client is built at
+/// most once, by the first caller of `get`.
+pub struct LazyClient<Cfg, C> {
+    config: Cfg,
+    build: fn(Cfg) -> C,
+    client: OnceLock<C>,
+}
+
+impl<Cfg: Clone, C> LazyClient<Cfg, C> {
+    /// A client `build(config)` will make on the first [`get`](Self::get), e.g.
+    /// `LazyClient::new(aws_sdk_sqs::Config::new(&sdk), aws_sdk_sqs::Client::from_conf)`.
+    pub fn new(config: Cfg, build: fn(Cfg) -> C) -> Self {
+        Self {
+            config,
+            build,
+            client: OnceLock::new(),
+        }
+    }
+
+    /// A client already built (from `config`, which it keeps for [`config`](Self::config)).
+    pub fn built(config: Cfg, build: fn(Cfg) -> C, client: C) -> Self {
+        Self {
+            config,
+            build,
+            client: OnceLock::from(client),
+        }
+    }
+
+    /// The client, built now if this is the first call.
+    pub fn get(&self) -> &C {
+        self.client
+            .get_or_init(|| (self.build)(self.config.clone()))
+    }
+
+    /// The config the client is (or will be) built from.
+    pub fn config(&self) -> &Cfg {
+        &self.config
+    }
+
+    /// Whether the client has been built.
+    pub fn is_built(&self) -> bool {
+        self.client.get().is_some()
+    }
+}
+
+impl<Cfg, C> std::fmt::Debug for LazyClient<Cfg, C> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LazyClient")
+            .field("built", &self.client.get().is_some())
+            .finish_non_exhaustive()
     }
 }
 
@@ -63,6 +136,34 @@ mod tests {
         ("AWS_SECRET_ACCESS_KEY", "secret"),
         ("AWS_REGION", "eu-west-1"),
     ];
+
+    #[test]
+    fn a_lazy_client_is_built_once_on_first_use_from_its_config() {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        static BUILDS: AtomicUsize = AtomicUsize::new(0);
+        fn build(config: String) -> String {
+            BUILDS.fetch_add(1, Ordering::SeqCst);
+            format!("client of {config}")
+        }
+        let lazy = LazyClient::new("cfg".to_owned(), build);
+        assert!(!lazy.is_built());
+        assert_eq!(BUILDS.load(Ordering::SeqCst), 0, "nothing built before use");
+        assert_eq!(lazy.get(), "client of cfg");
+        assert_eq!(lazy.get(), "client of cfg");
+        assert!(lazy.is_built());
+        assert_eq!(BUILDS.load(Ordering::SeqCst), 1, "built once");
+        assert_eq!(lazy.config(), "cfg");
+
+        let ready = LazyClient::built("cfg".to_owned(), build, "given".to_owned());
+        assert!(ready.is_built());
+        assert_eq!(ready.get(), "given");
+        assert_eq!(
+            BUILDS.load(Ordering::SeqCst),
+            1,
+            "a built client is not rebuilt"
+        );
+        assert_eq!(format!("{ready:?}"), "LazyClient { built: true, .. }");
+    }
 
     #[test]
     fn on_lambda_with_keys_the_region_is_named_directly() {

@@ -16,6 +16,7 @@
 //!   client that is not HTTP (core-api's PostgreSQL connector, which trusts a CA from
 //!   configuration because RDS's CA is not in Mozilla's program).
 
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, LazyLock, OnceLock};
 use std::time::Duration;
 
@@ -138,7 +139,17 @@ impl HttpClient for LazySdkHttpClient {
     }
 }
 
+/// How many times this process has built the AWS SDK's HTTP client ([`sdk_http_client`]):
+/// 0 until an SDK client is first built. For tests that a start-up builds no SDK client
+/// (an SDK client's construction asks its HTTP client to validate the config, which builds it).
+pub fn sdk_http_clients_built() -> usize {
+    SDK_HTTP_CLIENTS_BUILT.load(Ordering::Relaxed)
+}
+
+static SDK_HTTP_CLIENTS_BUILT: AtomicUsize = AtomicUsize::new(0);
+
 fn build_sdk_http_client() -> SharedHttpClient {
+    SDK_HTTP_CLIENTS_BUILT.fetch_add(1, Ordering::Relaxed);
     let store = TrustStore::empty()
         .with_native_roots(false)
         .with_pem_certificate(roots_pem());

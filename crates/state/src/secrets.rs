@@ -64,8 +64,11 @@ pub trait SecretFetcher: Send + Sync + 'static {
     fn fetch(&self) -> BoxFuture<'_, Result<ChaosKey, StateError>>;
 }
 
+/// The Secrets Manager client, built on the first fetch.
+type LazySecretsClient = kosha_runtime::aws::LazyClient<aws_sdk_secretsmanager::Config, Client>;
+
 struct SecretsManager {
-    client: Client,
+    client: LazySecretsClient,
     secret_id: String,
 }
 
@@ -73,6 +76,7 @@ impl SecretsManager {
     async fn get(&self) -> Result<ChaosKey, StateError> {
         let out = self
             .client
+            .get()
             .get_secret_value()
             .secret_id(&self.secret_id)
             .send()
@@ -118,24 +122,41 @@ impl std::fmt::Debug for SecretCache {
 }
 
 impl SecretCache {
-    /// A cache over Secrets Manager secret `secret_id`, refreshed every 5 minutes.
+    /// A cache over Secrets Manager secret `secret_id` through `client`, refreshed every
+    /// 5 minutes.
     pub fn new(client: Client, secret_id: impl Into<String>) -> Self {
+        let config = client.config().clone();
+        Self::over(
+            LazySecretsClient::built(config, Client::from_conf, client),
+            secret_id,
+        )
+    }
+
+    /// The same, with a client built from `sdk` on the first fetch: a process that never
+    /// verifies a chaos header (production: `CHAOS_ENABLED` is off) never builds it, and a
+    /// Lambda init does not pay for it ([`kosha_runtime::aws::LazyClient`]).
+    pub fn from_sdk(sdk: &aws_config::SdkConfig, secret_id: impl Into<String>) -> Self {
+        let config = aws_sdk_secretsmanager::Config::new(sdk);
+        Self::over(LazySecretsClient::new(config, Client::from_conf), secret_id)
+    }
+
+    /// A lazily built cache ([`SecretCache::from_sdk`]) over the secret named by
+    /// `KOSHA_CHAOS_SECRET_ID` (default `kosha/chaos-hmac-key`).
+    pub fn from_env(sdk: &aws_config::SdkConfig) -> Self {
+        let id = std::env::var(CHAOS_SECRET_ENV)
+            .ok()
+            .filter(|v| !v.trim().is_empty())
+            .unwrap_or_else(|| DEFAULT_CHAOS_SECRET_ID.to_owned());
+        Self::from_sdk(sdk, id.trim())
+    }
+
+    fn over(client: LazySecretsClient, secret_id: impl Into<String>) -> Self {
         let secret_id = secret_id.into();
         let fetcher = Arc::new(SecretsManager {
             client,
             secret_id: secret_id.clone(),
         });
         Self::with_fetcher(fetcher, secret_id, CACHE_TTL)
-    }
-
-    /// A cache over the secret named by `KOSHA_CHAOS_SECRET_ID` (default
-    /// `kosha/chaos-hmac-key`).
-    pub fn from_env(sdk: &aws_config::SdkConfig) -> Self {
-        let id = std::env::var(CHAOS_SECRET_ENV)
-            .ok()
-            .filter(|v| !v.trim().is_empty())
-            .unwrap_or_else(|| DEFAULT_CHAOS_SECRET_ID.to_owned());
-        Self::new(Client::new(sdk), id.trim())
     }
 
     /// A cache over any fetcher, keeping each key for `ttl` (tests).

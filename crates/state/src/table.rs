@@ -1,7 +1,7 @@
 //! The state table handle (SPEC §8): one DynamoDB client and the table name.
 
 use std::collections::HashMap;
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 use std::time::Duration;
 
 use aws_sdk_dynamodb::Client;
@@ -29,20 +29,7 @@ pub struct StateTable {
     name: String,
 }
 
-#[derive(Debug)]
-struct LazyClient {
-    config: aws_sdk_dynamodb::Config,
-    client: OnceLock<Client>,
-}
-
-impl LazyClient {
-    fn unbuilt(config: aws_sdk_dynamodb::Config) -> Arc<Self> {
-        Arc::new(Self {
-            config,
-            client: OnceLock::new(),
-        })
-    }
-}
+type LazyClient = kosha_runtime::aws::LazyClient<aws_sdk_dynamodb::Config, Client>;
 
 /// Refuses a name that is not a valid DynamoDB table name.
 fn check_name(name: &str) -> Result<(), StateError> {
@@ -71,10 +58,7 @@ impl StateTable {
         check_name(&name)?;
         let config = client.config().clone();
         Ok(Self {
-            client: Arc::new(LazyClient {
-                config,
-                client: OnceLock::from(client),
-            }),
+            client: Arc::new(LazyClient::built(config, Client::from_conf, client)),
             name,
         })
     }
@@ -86,7 +70,7 @@ impl StateTable {
     fn lazy(config: aws_sdk_dynamodb::Config, name: &str) -> Result<Self, StateError> {
         check_name(name)?;
         Ok(Self {
-            client: LazyClient::unbuilt(config),
+            client: Arc::new(LazyClient::new(config, Client::from_conf)),
             name: name.to_owned(),
         })
     }
@@ -133,12 +117,12 @@ impl StateTable {
         }
         let config = self
             .client
-            .config
+            .config()
             .to_builder()
             .retry_config(RetryConfig::disabled())
             .build();
         Self {
-            client: LazyClient::unbuilt(config),
+            client: Arc::new(LazyClient::new(config, Client::from_conf)),
             name: self.name.clone(),
         }
     }
@@ -146,21 +130,19 @@ impl StateTable {
     /// Whether this table's client makes a single attempt per call (SDK retries off).
     fn is_single_attempt(&self) -> bool {
         self.client
-            .config
+            .config()
             .retry_config()
             .is_some_and(|r| r.max_attempts() == 1)
     }
 
     #[cfg(test)]
     fn client_built(&self) -> bool {
-        self.client.client.get().is_some()
+        self.client.is_built()
     }
 
     /// The DynamoDB client, built on the first call.
     pub fn client(&self) -> &Client {
-        self.client
-            .client
-            .get_or_init(|| Client::from_conf(self.client.config.clone()))
+        self.client.get()
     }
 
     /// The table name.

@@ -50,7 +50,8 @@ async fn a_malformed_or_missing_secret_is_an_error_without_the_value() {
         .send()
         .await
         .unwrap();
-    let cache = SecretCache::new(aws_sdk_secretsmanager::Client::new(&sdk), &id);
+    // The gateway's own way: the client built from the SDK config on the first fetch.
+    let cache = SecretCache::from_sdk(&sdk, &id);
     let err = cache.get().await.unwrap_err();
     assert!(matches!(err, StateError::MalformedSecret { .. }), "{err}");
     assert!(!err.to_string().contains("hunter2"), "{err}");

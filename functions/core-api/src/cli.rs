@@ -107,10 +107,7 @@ pub async fn run(command: Command, config: &Config) -> Result<(), CliError> {
             // default) builds no Secrets Manager client.
             if config.chaos_enabled {
                 let sdk = kosha_runtime::aws::sdk_config().await;
-                let keys = kosha_state::SecretCache::new(
-                    aws_sdk_secretsmanager::Client::new(&sdk),
-                    config.chaos_secret_id.clone(),
-                );
+                let keys = kosha_state::SecretCache::from_sdk(&sdk, config.chaos_secret_id.clone());
                 state = state.with_chaos(ChaosVerifier::new(true, Some(keys)));
             }
             let context = TaskContext {

@@ -146,7 +146,7 @@ impl ServerHandler for McpServer {
         let tools = self
             .catalogue
             .visible(roles(&context))
-            .map(|e| e.tool.clone())
+            .map(|e| e.tool().clone())
             .collect();
         Ok(ListToolsResult::with_all_items(tools))
     }

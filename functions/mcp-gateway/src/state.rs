@@ -117,23 +117,32 @@ impl Gateway {
     /// token bucket and the override reads (both bound each call and fall back, so SDK
     /// retries would only spend the budget), one HTTPS client for core-api and the JWKS
     /// endpoint, SigV4 signing when `KOSHA_CORE_API_AUTH=iam`. Nothing is read from the
-    /// network here: the first protected call reads the overrides and the first `tools/call`
-    /// builds the DynamoDB client (seed 004 §4, SPEC §8; Lambda init stays short, issue 6).
+    /// network and no AWS SDK client is built here: the first protected call reads the
+    /// overrides, the first `tools/call` builds the DynamoDB client, the first deferred
+    /// screening the SQS one and the first chaos header the Secrets Manager one (seed 004 §4,
+    /// SPEC §8; Lambda init stays short, issue 6; tested in tests/start.rs).
     ///
     /// # Errors
     /// [`StartError`].
     pub async fn start(config: GatewayConfig) -> Result<Self, StartError> {
-        let sdk = kosha_runtime::aws::sdk_config().await;
-        let table = kosha_state::StateTable::from_sdk(&sdk, &config.state_table)
+        Self::start_with(config, &kosha_runtime::aws::sdk_config().await)
+    }
+
+    /// [`Gateway::start`] on a given SDK config (tests).
+    ///
+    /// # Errors
+    /// [`StartError`].
+    pub fn start_with(
+        config: GatewayConfig,
+        sdk: &kosha_runtime::aws::SdkConfig,
+    ) -> Result<Self, StartError> {
+        let table = kosha_state::StateTable::from_sdk(sdk, &config.state_table)
             .map_err(|e| {
                 kosha_runtime::config::ConfigError::new("KOSHA_STATE_TABLE", e.to_string())
             })?
             .single_attempt();
-        let screenings = Screenings::new(
-            table.clone(),
-            aws_sdk_sqs::Client::new(&sdk),
-            config.screening.queue_url.clone(),
-        );
+        let screenings =
+            Screenings::from_sdk(table.clone(), sdk, config.screening.queue_url.clone());
         let clock = Arc::new(kosha_state::SystemClock);
         let rate_limiter = Arc::new(kosha_state::DynamoRateLimiter::new(
             &table,
@@ -162,10 +171,7 @@ impl Gateway {
                 .into());
             }
         };
-        let keys = kosha_state::SecretCache::new(
-            aws_sdk_secretsmanager::Client::new(&sdk),
-            config.chaos_secret_id.clone(),
-        );
+        let keys = kosha_state::SecretCache::from_sdk(sdk, config.chaos_secret_id.clone());
         let (core_api_iam, screening_iam) = (
             config.core_api_auth == CoreApiAuth::Iam,
             config.screening.auth == CoreApiAuth::Iam,

@@ -129,9 +129,11 @@ async fn a_synchronous_answer_is_stored_and_read_back() {
 #[tokio::test]
 async fn sim_down_defers_fast_once_the_breaker_is_open_and_the_item_is_pending() {
     let (table, sqs, queue) = recorded().await;
+    // The gateway's own way: its SQS client built from the SDK config on the first deferral.
+    let sdk = kosha_runtime::aws::sdk_config().await;
     let app = app(
         CLOSED,
-        Screenings::new(table.clone(), sqs.clone(), Some(queue.clone())),
+        Screenings::from_sdk(table.clone(), &sdk, Some(queue.clone())),
     );
     let mut ids = Vec::new();
     let mut last_ms = u128::MAX;

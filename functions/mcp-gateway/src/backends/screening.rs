@@ -11,6 +11,7 @@
 //! - Every call is bounded by the caller's time (`timeout`): a hung DynamoDB or SQS costs the
 //!   remaining budget at most, never the whole Lambda.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use kosha_contract::screening::ScreeningMessage;
@@ -36,11 +37,14 @@ pub enum RecordError {
     Timeout(&'static str),
 }
 
+/// The SQS client, built on the first deferral.
+type LazySqs = kosha_runtime::aws::LazyClient<aws_sdk_sqs::Config, aws_sdk_sqs::Client>;
+
 /// The state table's screening items and the screening queue.
 #[derive(Debug, Clone)]
 pub struct Screenings {
     table: StateTable,
-    sqs: aws_sdk_sqs::Client,
+    sqs: Arc<LazySqs>,
     queue_url: Option<String>,
 }
 
@@ -56,11 +60,32 @@ async fn bounded<T, E: Into<RecordError>>(
 }
 
 impl Screenings {
-    /// Items in `table`, deferred messages to `queue_url` (none: deferring always fails).
+    /// Items in `table`, deferred messages to `queue_url` through `sqs` (no queue: deferring
+    /// always fails).
     pub fn new(table: StateTable, sqs: aws_sdk_sqs::Client, queue_url: Option<String>) -> Self {
+        let config = sqs.config().clone();
+        let sqs = LazySqs::built(config, aws_sdk_sqs::Client::from_conf, sqs);
+        Self::over(table, sqs, queue_url)
+    }
+
+    /// The same, with an SQS client built from `sdk` on the first deferral: a Lambda init does
+    /// not pay for it ([`kosha_runtime::aws::LazyClient`]).
+    pub fn from_sdk(
+        table: StateTable,
+        sdk: &kosha_runtime::aws::SdkConfig,
+        queue_url: Option<String>,
+    ) -> Self {
+        let sqs = LazySqs::new(
+            aws_sdk_sqs::Config::new(sdk),
+            aws_sdk_sqs::Client::from_conf,
+        );
+        Self::over(table, sqs, queue_url)
+    }
+
+    fn over(table: StateTable, sqs: LazySqs, queue_url: Option<String>) -> Self {
         Self {
             table,
-            sqs,
+            sqs: Arc::new(sqs),
             queue_url,
         }
     }
@@ -89,6 +114,7 @@ impl Screenings {
         .map_err(|e| RecordError::Queue(e.to_string()))?;
         let sent = bounded("SendMessage", left(), async {
             self.sqs
+                .get()
                 .send_message()
                 .queue_url(queue_url)
                 .message_body(body)

@@ -127,8 +127,9 @@ type Handler = for<'c, 'g> fn(
 pub struct Entry {
     /// The spec.
     pub spec: Spec,
-    /// What `tools/list` shows.
-    pub tool: rmcp::model::Tool,
+    /// What `tools/list` shows, made on first use ([`Entry::tool`]).
+    tool: OnceLock<rmcp::model::Tool>,
+    describe: fn() -> rmcp::model::Tool,
     /// The `inputSchema`, compiled on the first call (not at start-up: Lambda init time).
     args: OnceLock<Result<ArgsSchema, String>>,
     handler: Handler,
@@ -145,28 +146,21 @@ impl std::fmt::Debug for Entry {
 impl Entry {
     /// The entry of tool `T`.
     pub fn of<T: Tool>() -> Self {
-        let spec = T::SPEC;
-        let hints = spec.hints;
-        let annotations = ToolAnnotations::with_title(spec.title)
-            .read_only(hints.read_only)
-            .destructive(hints.destructive)
-            .idempotent(hints.idempotent)
-            .open_world(hints.open_world);
-        let input = standard_formats_only(Value::Object((*schema_for_type::<T::Args>()).clone()));
-        let tool = rmcp::model::Tool::new_with_raw(
-            spec.name,
-            Some(spec.description.into()),
-            Arc::new(object(input)),
-        )
-        .with_title(spec.title)
-        .with_raw_output_schema(Arc::new(object(output_schema::<T::Output>())))
-        .with_annotations(annotations);
         Self {
-            spec,
-            tool,
+            spec: T::SPEC,
+            tool: OnceLock::new(),
+            describe: describe::<T>,
             args: OnceLock::new(),
             handler: handle::<T>,
         }
+    }
+
+    /// What `tools/list` shows: name, title, description, schemas and annotations. Made on
+    /// the first call, not at start-up: generating every tool's schemas with schemars was
+    /// 0.67 ms of a 5 ms Lambda init (issue 6, docs/benchmarks.md), which a fresh instance
+    /// whose first request is one `tools/call` needs only for that tool.
+    pub fn tool(&self) -> &rmcp::model::Tool {
+        self.tool.get_or_init(self.describe)
     }
 
     /// Whether a principal with `roles` may see and call this tool.
@@ -182,7 +176,7 @@ impl Entry {
     pub fn args_schema(&self) -> Result<&ArgsSchema, ToolError> {
         self.args
             .get_or_init(|| {
-                let schema = Value::Object((*self.tool.input_schema).clone());
+                let schema = Value::Object((*self.tool().input_schema).clone());
                 ArgsSchema::compile(&schema)
             })
             .as_ref()
@@ -203,6 +197,26 @@ impl Entry {
     ) -> Result<Value, ToolError> {
         (self.handler)(self, call, arguments).await
     }
+}
+
+/// [`Entry::tool`] of tool `T`.
+fn describe<T: Tool>() -> rmcp::model::Tool {
+    let spec = T::SPEC;
+    let hints = spec.hints;
+    let annotations = ToolAnnotations::with_title(spec.title)
+        .read_only(hints.read_only)
+        .destructive(hints.destructive)
+        .idempotent(hints.idempotent)
+        .open_world(hints.open_world);
+    let input = standard_formats_only(Value::Object((*schema_for_type::<T::Args>()).clone()));
+    rmcp::model::Tool::new_with_raw(
+        spec.name,
+        Some(spec.description.into()),
+        Arc::new(object(input)),
+    )
+    .with_title(spec.title)
+    .with_raw_output_schema(Arc::new(object(output_schema::<T::Output>())))
+    .with_annotations(annotations)
 }
 
 fn handle<'c, T: Tool>(
@@ -357,6 +371,24 @@ fn standard_formats_only(mut schema: Value) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_tools_description_is_made_on_first_use_only_and_once() {
+        let catalogue = crate::tools::catalogue();
+        assert!(
+            catalogue.all().all(|e| e.tool.get().is_none()),
+            "no schema is generated when the catalogue is built"
+        );
+        let entry = catalogue.all().next().unwrap();
+        let first = entry.tool();
+        assert_eq!(first.name, entry.spec.name);
+        assert!(first.output_schema.is_some());
+        assert!(std::ptr::eq(first, entry.tool()), "made once");
+        assert!(
+            catalogue.all().skip(1).all(|e| e.tool.get().is_none()),
+            "the other tools' descriptions are not made"
+        );
+    }
 
     #[test]
     fn formats_outside_json_schema_2020_12_are_removed_at_any_depth() {

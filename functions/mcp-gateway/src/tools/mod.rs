@@ -90,14 +90,14 @@ mod tests {
         assert_eq!(unique.len(), all.len());
         for e in c.all() {
             assert!(e.args_schema().is_ok(), "{}", e.spec.name);
-            assert_eq!(e.tool.input_schema.get("type"), Some(&json!("object")));
+            assert_eq!(e.tool().input_schema.get("type"), Some(&json!("object")));
         }
     }
 
     #[test]
     fn output_schemas_admit_the_result_and_the_error_shape() {
         for e in catalogue().all() {
-            let schema = Value::Object((*e.tool.output_schema.clone().unwrap()).clone());
+            let schema = Value::Object((*e.tool().output_schema.clone().unwrap()).clone());
             assert_eq!(schema["type"], "object", "{}", e.spec.name);
             let v = jsonschema::draft202012::new(&schema).unwrap();
             let error = ToolError::NotFound("x".into()).to_json();
@@ -117,8 +117,8 @@ mod tests {
         let c = catalogue();
         for e in c.all() {
             for schema in [
-                Value::Object((*e.tool.input_schema).clone()),
-                Value::Object((*e.tool.output_schema.clone().unwrap()).clone()),
+                Value::Object((*e.tool().input_schema).clone()),
+                Value::Object((*e.tool().output_schema.clone().unwrap()).clone()),
             ] {
                 let text = schema.to_string();
                 for bad in [

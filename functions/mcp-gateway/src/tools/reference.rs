@@ -78,8 +78,8 @@ pub fn markdown(catalogue: &Catalogue) -> String {
             h.destructive,
             h.idempotent,
             h.open_world,
-            pretty(&Value::Object((*e.tool.input_schema).clone())),
-            pretty(&e.tool.output_schema.as_ref().map_or(Value::Null, |o| Value::Object((**o).clone()))),
+            pretty(&Value::Object((*e.tool().input_schema).clone())),
+            pretty(&e.tool().output_schema.as_ref().map_or(Value::Null, |o| Value::Object((**o).clone()))),
         ));
     }
     out

@@ -1,0 +1,56 @@
+//! `Gateway::start` builds no AWS SDK client on the Lambda path (issue 6: a Lambda init that
+//! built the SQS and Secrets Manager clients eagerly took 1.8 × as long; docs/benchmarks.md,
+//! "Lambda packaging"). Building an SDK client builds the process's SDK HTTP client first,
+//! which `kosha_runtime::tls::sdk_http_clients_built` counts; this file is a test binary of
+//! its own so that no other test builds one in the same process.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use mcp_gateway::state::Gateway;
+
+/// What the Lambda runtime puts in the environment, as far as the choice of path goes.
+fn on_lambda(key: &str) -> Option<String> {
+    let value = match key {
+        "AWS_LAMBDA_RUNTIME_API" => "127.0.0.1:9001",
+        "AWS_ACCESS_KEY_ID" => "AKIDEXAMPLE",
+        "AWS_SECRET_ACCESS_KEY" => "secret",
+        "AWS_REGION" => "us-east-1",
+        _ => return None,
+    };
+    Some(value.to_owned())
+}
+
+#[tokio::test]
+async fn start_builds_no_aws_sdk_client_until_one_is_used() {
+    let mut config = common::config("http://127.0.0.1:9", 8);
+    // Every client the gateway holds is configured: chaos keys, a screening queue.
+    config.chaos_enabled = true;
+    config.screening.queue_url = Some("http://127.0.0.1:9/000000000000/q".to_owned());
+    assert_eq!(kosha_runtime::tls::sdk_http_clients_built(), 0);
+
+    let sdk = kosha_runtime::aws::sdk_config_with(on_lambda).await;
+    let gateway = Gateway::start_with(config, &sdk).expect("start");
+    let router = mcp_gateway::http::router(std::sync::Arc::new(gateway));
+    // A request that reaches no dependency builds nothing either.
+    let response = tower::ServiceExt::oneshot(
+        router,
+        http::Request::get("/healthz")
+            .header("host", "localhost")
+            .body(axum::body::Body::empty())
+            .unwrap(),
+    )
+    .await
+    .unwrap();
+    assert_eq!(response.status(), 200);
+    assert_eq!(
+        kosha_runtime::tls::sdk_http_clients_built(),
+        0,
+        "loading the SDK config, Gateway::start or /healthz built an AWS SDK client"
+    );
+
+    // The counter sees a client being built (the check above can fail).
+    let _sqs = aws_sdk_sqs::Client::new(&sdk);
+    assert_eq!(kosha_runtime::tls::sdk_http_clients_built(), 1);
+}
