@@ -11,10 +11,9 @@ functions, one per line: instructions per operation, then the function.
 """
 
 import json
-import re
 import sys
 
-LINE = re.compile(r"^\s*([\d,]+)\s+\([^)]*\)\s+(.*?)(?:\s+\[[^\]]*\])?\s*$")
+from callgrind_layers import LINE  # one line of callgrind_annotate: count, "file:function"
 
 
 def load(txt_path, json_path):
@@ -25,11 +24,8 @@ def load(txt_path, json_path):
         if not m:
             continue
         value = int(m.group(1).replace(",", ""))
-        name = m.group(2)
-        # "file:function": keep the function (file paths hold no spaces; names may hold ':').
-        head, sep, tail = name.partition(":")
-        if sep and " " not in head and ("/" in head or head == "???"):
-            name = tail
+        where = m.group(2)
+        name = "PROGRAM TOTALS" if where.endswith("PROGRAM TOTALS") else where.split(":", 1)[-1]
         counts[name] = max(counts.get(name, 0), value)
     return requests, counts
 

@@ -49,9 +49,9 @@ pub async fn sdk_config_with(lookup: impl Fn(&str) -> Option<String>) -> aws_con
 /// a process may never call, or not on its first events.
 ///
 /// Building an SDK client costs about 0.8 ms, and the first one of a process also builds the
-/// SDK's HTTP client and parses its roots (about 2 ms more, [`crate::tls::sdk_http_client`]);
-/// a Lambda init that built them eagerly was 1.8 × slower than one that does not (issue 6,
-/// docs/benchmarks.md, "Lambda packaging"). Share one behind an `Arc`: the client is built at
+/// SDK's HTTP client and parses its roots (about 0.7 ms more, [`crate::tls::sdk_http_client`]);
+/// a Lambda init that built two clients eagerly took 1.8 × as long as one that does not
+/// (issue 6, docs/benchmarks.md, "Lambda packaging"). Share one behind an `Arc`: the client is built at
 /// most once, by the first caller of `get`.
 pub struct LazyClient<Cfg, C> {
     config: Cfg,

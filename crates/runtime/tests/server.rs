@@ -142,6 +142,29 @@ async fn an_idle_keep_alive_connection_is_closed_after_the_idle_timeout_not_the_
     assert!(idle < Duration::from_secs(2), "{idle:?}");
 }
 
+/// A known limit (docs/operations.md, `KOSHA_HEADER_READ_TIMEOUT_MS`): the start of a
+/// pipelined head that arrives with the request before it, then stalls, is timed as idle.
+#[tokio::test]
+async fn a_stalled_pipelined_head_is_timed_by_the_idle_timeout() {
+    let config = ServerConfig {
+        header_read_timeout: Duration::from_millis(300),
+        idle_timeout: Duration::from_millis(1200),
+        ..settings()
+    };
+    let (addr, _stop, _server) = start(config).await;
+    let mut conn = TcpStream::connect(addr).await.unwrap();
+    let pipelined = format!("{}GET /fast HTTP/1.1\r\nhost: loc", request("/fast"));
+    conn.write_all(pipelined.as_bytes()).await.unwrap();
+    read_response(&mut conn, "fast").await;
+    let idle_from = Instant::now();
+    read_to_close(&mut conn, Duration::from_secs(4))
+        .await
+        .expect("closed in the end");
+    let held = idle_from.elapsed();
+    assert!(held >= Duration::from_millis(1100), "{held:?}");
+    assert!(held < Duration::from_secs(3), "{held:?}");
+}
+
 #[tokio::test]
 async fn a_drain_finishes_requests_in_flight_closes_idle_connections_and_stops_accepting() {
     let (addr, stop, server) = start(settings()).await;

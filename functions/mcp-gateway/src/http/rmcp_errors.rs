@@ -88,15 +88,14 @@ async fn clip_json_message(resp: Response) -> Response {
         }
         .into_response();
     };
-    let Some(text) = message.pointer_mut("/error/message") else {
-        return Response::from_parts(parts, axum::body::Body::from(bytes));
-    };
-    let Some(std::borrow::Cow::Owned(clipped)) = text.as_str().map(clip_quoted) else {
-        return Response::from_parts(parts, axum::body::Body::from(bytes));
-    };
-    *text = serde_json::Value::String(clipped);
-    parts.headers.remove(header::CONTENT_LENGTH);
-    Response::from_parts(parts, axum::body::Body::from(message.to_string()))
+    if let Some(text) = message.pointer_mut("/error/message")
+        && let Some(std::borrow::Cow::Owned(clipped)) = text.as_str().map(clip_quoted)
+    {
+        *text = serde_json::Value::String(clipped);
+        parts.headers.remove(header::CONTENT_LENGTH);
+        return Response::from_parts(parts, axum::body::Body::from(message.to_string()));
+    }
+    Response::from_parts(parts, axum::body::Body::from(bytes))
 }
 
 #[cfg(test)]
