@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Init time and peak RSS of Lambda binaries under a minimal Lambda Runtime API emulator.
 
-Used by scripts/bench-lambda (docs/benchmarks.md, "Lambda packaging (issue 6)"); a benchmark,
+Used by scripts/bench-lambda (docs/benchmarks.md, "Lambda packaging and cold start (issue 6)"); a benchmark,
 not a test. For each binary it:
 
 - init: starts the process with AWS_LAMBDA_RUNTIME_API pointing at this emulator and measures

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Peak RSS of a function binary in local mode after N HTTP requests (issue 6: <= 30 MB after
-10,000). A benchmark, not a test (docs/benchmarks.md, "Lambda packaging (issue 6)").
+10,000). A benchmark, not a test (docs/benchmarks.md, "Lambda packaging and cold start (issue 6)").
 
 Starts CMD with KOSHA_LISTEN=127.0.0.1:<free port>, waits for the port, sends --requests
 requests over one keep-alive connection (loopback only, bounded count and time), then reads

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Peak RSS of the gateway under concurrent worst-case 1 MiB bodies (issue 16; a benchmark,
-not a test: docs/benchmarks.md, "Memory under hostile bodies").
+not a test: docs/benchmarks.md, "The edge under hostile input").
 
 - bodies: writes the worst-case bodies (each just under 1 MiB) into --out-dir, and a Lambda
   Function URL event per body for benches/lambda_init.py.

@@ -19,52 +19,17 @@ use kosha_contract::core_api::{
     Dispute, DisputeRequest, ListTransactionsQuery, Review, ReviewRequest, SearchRequest,
     SearchResponse, Transaction, TransactionPage, TransactionResponse,
 };
-use kosha_contract::dependency::Dependency;
-use kosha_contract::error::{ErrorBody, ErrorCode};
 use kosha_contract::headers;
-use kosha_resilience::chaos::InjectedFault;
-use kosha_resilience::classify::{Classify, ErrorClass};
-use reqwest::{Client, Method, StatusCode};
+use kosha_runtime::sigv4::SigV4Signer;
+use reqwest::{Client, Method};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
-use crate::backends::sigv4::{SigV4Signer, SignError};
+use crate::error::{self, ClientError};
+use crate::send::{self, Caller};
 
-/// Why a core-api call failed.
-#[derive(Debug, thiserror::Error)]
-pub enum CoreApiError {
-    /// core-api answered with an error status and (usually) its error body (SPEC §7).
-    #[error("core-api answered {status}: {}", code.as_str())]
-    Status {
-        /// The HTTP status.
-        status: StatusCode,
-        /// core-api's error code; [`ErrorCode::Unknown`] when the body had none we know.
-        code: ErrorCode,
-        /// core-api's message, safe to show the agent for 4xx.
-        message: String,
-        /// `Retry-After` or `retry_after_s`, when given.
-        retry_after: Option<Duration>,
-        /// core-api's own failing dependency (`postgres`, `openai`), when it named one we
-        /// know.
-        dependency: Option<Dependency>,
-    },
-    /// No connection could be made, or it broke before a response.
-    #[error("core-api unreachable")]
-    Connect,
-    /// The attempt timed out.
-    #[error("core-api timed out")]
-    Timeout,
-    /// The response was not the JSON we expected.
-    #[error("core-api sent an unexpected response")]
-    Decode,
-    /// The request could not be signed (no AWS credentials in time): it was never sent.
-    #[error("core-api request not signed: {0}")]
-    Signing(#[from] SignError),
-    /// The request could not be built (a URL or header our client refuses): it was never
-    /// sent, and says nothing about core-api's health.
-    #[error("core-api request could not be built")]
-    Build,
-}
+/// Why a core-api call failed: the clients' one [`ClientError`].
+pub type CoreApiError = ClientError;
 
 /// Who is calling and by when the answer is needed; sent with every request.
 #[derive(Debug, Clone)]
@@ -87,6 +52,41 @@ pub struct Written<T> {
     pub record: T,
     /// `true` for a fresh 201, `false` for a replay.
     pub created: bool,
+}
+
+/// A write core-api makes idempotent by `Idempotency-Key` (SPEC §7): `POST /v1/disputes`
+/// and `POST /v1/reviews`, each on one transaction.
+pub trait KeyedWrite: Serialize + Sync {
+    /// The record core-api answers with.
+    type Record: DeserializeOwned;
+    /// The route, `/v1/...`.
+    const PATH: &'static str;
+    /// The transaction it writes about.
+    fn transaction_id(&self) -> &str;
+    /// The id of the record written (`dsp_...`, `rev_...`).
+    fn record_id(record: &Self::Record) -> &str;
+}
+
+impl KeyedWrite for DisputeRequest {
+    type Record = Dispute;
+    const PATH: &'static str = "/v1/disputes";
+    fn transaction_id(&self) -> &str {
+        &self.transaction_id
+    }
+    fn record_id(record: &Dispute) -> &str {
+        &record.dispute_id
+    }
+}
+
+impl KeyedWrite for ReviewRequest {
+    type Record = Review;
+    const PATH: &'static str = "/v1/reviews";
+    fn transaction_id(&self) -> &str {
+        &self.transaction_id
+    }
+    fn record_id(record: &Review) -> &str {
+        &record.review_id
+    }
 }
 
 /// The core-api client. Cheap to clone (reqwest's pool is shared).
@@ -183,7 +183,7 @@ impl CoreApi {
         key: &str,
         request: &DisputeRequest,
     ) -> Result<Written<Dispute>, CoreApiError> {
-        self.write(meta, "/v1/disputes", key, request).await
+        self.keyed_write(meta, key, request).await
     }
 
     /// `POST /v1/reviews` with `Idempotency-Key: key`.
@@ -196,18 +196,28 @@ impl CoreApi {
         key: &str,
         request: &ReviewRequest,
     ) -> Result<Written<Review>, CoreApiError> {
-        self.write(meta, "/v1/reviews", key, request).await
+        self.keyed_write(meta, key, request).await
     }
 
-    async fn write<B: Serialize + ?Sized, T: DeserializeOwned>(
+    /// `POST` `W::PATH` with `Idempotency-Key: key`.
+    ///
+    /// # Errors
+    /// [`CoreApiError`]; core-api's 404, 409 and 400 as [`CoreApiError::Status`].
+    pub async fn keyed_write<W: KeyedWrite>(
         &self,
         meta: &CallMeta,
-        path: &str,
         key: &str,
-        body: &B,
-    ) -> Result<Written<T>, CoreApiError> {
+        request: &W,
+    ) -> Result<Written<W::Record>, CoreApiError> {
         let (record, headers) = self
-            .exchange(meta, Method::POST, path, None::<&()>, Some(body), Some(key))
+            .exchange(
+                meta,
+                Method::POST,
+                W::PATH,
+                None::<&()>,
+                Some(request),
+                Some(key),
+            )
             .await?;
         let replayed = headers
             .get(headers::IDEMPOTENT_REPLAYED)
@@ -240,21 +250,12 @@ impl CoreApi {
         body: Option<&B>,
         idempotency_key: Option<&str>,
     ) -> Result<(T, reqwest::header::HeaderMap), CoreApiError> {
-        let mut req = self
-            .http
-            .request(method, self.url(path))
-            .timeout(meta.timeout);
+        let mut req = self.http.request(method, self.url(path));
         if let Some(q) = query {
             req = req.query(q);
         }
         if let Some(b) = body {
             req = req.json(b);
-        }
-        if let Some(p) = &meta.principal {
-            req = req.header(headers::PRINCIPAL, p);
-        }
-        if let Some(d) = &meta.deadline_header {
-            req = req.header(headers::REQUEST_DEADLINE, d);
         }
         if let Some(c) = &meta.chaos {
             req = req.header(headers::CHAOS, c);
@@ -262,106 +263,16 @@ impl CoreApi {
         if let Some(k) = idempotency_key {
             req = req.header(headers::IDEMPOTENCY_KEY, k);
         }
-        // `traceparent`/`tracestate` of the call (SPEC §12); before signing.
-        req = kosha_runtime::trace::propagate(req);
-        let mut request = req.build().map_err(|e| {
-            tracing::error!(error = %e, "core-api request not built");
-            CoreApiError::Build
-        })?;
-        if let Some(signer) = &self.signer {
-            signer.sign(&mut request, meta.timeout).await?;
+        let caller = Caller {
+            principal: meta.principal.as_deref(),
+            deadline_header: meta.deadline_header.as_deref(),
+            timeout: meta.timeout,
+        };
+        let resp = send::send(&self.http, self.signer.as_deref(), req, &caller).await?;
+        if !resp.status().is_success() {
+            return Err(error::refusal(resp).await);
         }
-        let resp = self.http.execute(request).await.map_err(transport_error)?;
-        let status = resp.status();
-        if status.is_success() {
-            let headers = resp.headers().clone();
-            let answer = resp.json::<T>().await.map_err(|e| {
-                if e.is_timeout() {
-                    CoreApiError::Timeout
-                } else {
-                    CoreApiError::Decode
-                }
-            })?;
-            return Ok((answer, headers));
-        }
-        let header_retry = resp
-            .headers()
-            .get(reqwest::header::RETRY_AFTER)
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.trim().parse::<u64>().ok())
-            .map(Duration::from_secs);
-        // A body that is not SPEC §7's (a proxy's page, an empty 502) still has a status.
-        let detail = resp.json::<ErrorBody>().await.ok().map(|b| b.error);
-        let code = detail.as_ref().map_or(ErrorCode::Unknown, |d| d.code);
-        let message = detail
-            .as_ref()
-            .map(|d| d.message.clone())
-            .unwrap_or_default();
-        let retry_after = header_retry.or_else(|| {
-            detail
-                .as_ref()
-                .and_then(|d| d.retry_after_s)
-                .map(Duration::from_secs)
-        });
-        let dependency = detail
-            .and_then(|d| d.dependency)
-            .and_then(|name| Dependency::parse(&name));
-        Err(CoreApiError::Status {
-            status,
-            code,
-            message,
-            retry_after,
-            dependency,
-        })
-    }
-}
-
-impl From<InjectedFault> for CoreApiError {
-    /// A chaos fault as the failure it stands for (SPEC §9): `error` is a 503 from core-api,
-    /// `reset` a broken connection.
-    fn from(fault: InjectedFault) -> Self {
-        match fault {
-            InjectedFault::Unavailable => Self::Status {
-                status: StatusCode::SERVICE_UNAVAILABLE,
-                code: ErrorCode::DependencyUnavailable,
-                message: String::new(),
-                retry_after: None,
-                dependency: None,
-            },
-            InjectedFault::Reset => Self::Connect,
-        }
-    }
-}
-
-impl Classify for CoreApiError {
-    /// Seed 004 §3: connect errors, timeouts, 502/503/504 and 429 are retried; 5xx count as
-    /// breaker failures; other 4xx are the caller's and neither.
-    fn class(&self) -> ErrorClass {
-        match self {
-            Self::Status {
-                status,
-                retry_after,
-                ..
-            } if status.as_u16() == 429 || status.is_server_error() => ErrorClass::Status {
-                status: status.as_u16(),
-                retry_after: *retry_after,
-            },
-            Self::Status { .. } => ErrorClass::Caller,
-            // The call was not made; another attempt may find credentials (a transient
-            // credential-source failure), and a breaker should count it like an outage.
-            Self::Connect | Self::Signing(_) => ErrorClass::Connect,
-            Self::Timeout => ErrorClass::Timeout,
-            Self::Decode => ErrorClass::Fatal,
-            // Never sent: neither retried nor counted against core-api's breaker.
-            Self::Build => ErrorClass::Caller,
-        }
-    }
-}
-
-fn transport_error(e: reqwest::Error) -> CoreApiError {
-    if e.is_timeout() {
-        CoreApiError::Timeout
-    } else {
-        CoreApiError::Connect
+        let headers = resp.headers().clone();
+        Ok((error::body(resp).await?, headers))
     }
 }

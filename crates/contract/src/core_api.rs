@@ -18,6 +18,9 @@
 //!
 //! Every error answer is an [`crate::error::ErrorBody`].
 
+#[cfg(feature = "openapi")]
+mod schema;
+
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -97,7 +100,7 @@ pub struct TransactionResponse {
 pub struct ListTransactionsQuery {
     /// Page size, 1–[`LIST_LIMIT_MAX`] (default [`LIST_LIMIT_DEFAULT`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(feature = "openapi", param(schema_with = crate::openapi::list_limit))]
+    #[cfg_attr(feature = "openapi", param(schema_with = crate::core_api::schema::list_limit))]
     pub limit: Option<u32>,
     /// `next_cursor` of the previous page (opaque, at most [`CURSOR_MAX_CHARS`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -131,11 +134,11 @@ pub struct TransactionPage {
 #[serde(deny_unknown_fields)]
 pub struct SearchRequest {
     /// Free text, 1–[`QUERY_MAX_CHARS`] characters, not blank.
-    #[cfg_attr(feature = "openapi", schema(schema_with = crate::openapi::query))]
+    #[cfg_attr(feature = "openapi", schema(schema_with = crate::core_api::schema::query))]
     pub query: String,
     /// Results wanted, 1–[`TOP_K_MAX`] (default [`TOP_K_DEFAULT`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(feature = "openapi", schema(schema_with = crate::openapi::top_k, required = false))]
+    #[cfg_attr(feature = "openapi", schema(schema_with = crate::core_api::schema::top_k, required = false))]
     pub top_k: Option<u32>,
 }
 
@@ -168,7 +171,7 @@ pub struct SearchResponse {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[cfg_attr(
         feature = "openapi",
-        schema(schema_with = crate::openapi::degraded_reason, required = false)
+        schema(schema_with = crate::core_api::schema::degraded_reason, required = false)
     )]
     pub degraded_reason: Option<String>,
 }
@@ -209,7 +212,7 @@ pub struct DisputeRequest {
     #[cfg_attr(feature = "openapi", schema(schema_with = crate::openapi::transaction_id))]
     pub transaction_id: String,
     /// 1–[`REASON_MAX_CHARS`] characters, no control characters other than tab, CR, LF.
-    #[cfg_attr(feature = "openapi", schema(schema_with = crate::openapi::reason))]
+    #[cfg_attr(feature = "openapi", schema(schema_with = crate::core_api::schema::reason))]
     pub reason: String,
     /// Disputed amount in minor units, 1 to the transaction's absolute amount; absent means
     /// the transaction's absolute amount.
@@ -237,7 +240,7 @@ pub struct Dispute {
     #[cfg_attr(feature = "openapi", schema(schema_with = crate::openapi::transaction_id))]
     pub transaction_id: String,
     /// [`DISPUTE_OPEN`].
-    #[cfg_attr(feature = "openapi", schema(schema_with = crate::openapi::dispute_status))]
+    #[cfg_attr(feature = "openapi", schema(schema_with = crate::core_api::schema::dispute_status))]
     pub status: String,
     /// Disputed amount in minor units (cents), positive.
     #[cfg_attr(feature = "openapi", schema(schema_with = crate::openapi::positive_amount))]
@@ -259,7 +262,7 @@ pub struct ReviewRequest {
     #[cfg_attr(feature = "openapi", schema(schema_with = crate::openapi::transaction_id))]
     pub transaction_id: String,
     /// 1–[`REASON_MAX_CHARS`] characters, no control characters other than tab, CR, LF.
-    #[cfg_attr(feature = "openapi", schema(schema_with = crate::openapi::reason))]
+    #[cfg_attr(feature = "openapi", schema(schema_with = crate::core_api::schema::reason))]
     pub reason: String,
 }
 
@@ -274,7 +277,7 @@ pub struct Review {
     #[cfg_attr(feature = "openapi", schema(schema_with = crate::openapi::transaction_id))]
     pub transaction_id: String,
     /// [`REVIEW_PENDING`].
-    #[cfg_attr(feature = "openapi", schema(schema_with = crate::openapi::review_status))]
+    #[cfg_attr(feature = "openapi", schema(schema_with = crate::core_api::schema::review_status))]
     pub status: String,
     /// The reason as given.
     pub reason: String,

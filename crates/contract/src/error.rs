@@ -2,6 +2,9 @@
 //! screening-sim's HTTP answers and the gateway's tool errors:
 //! `{"error": {"code", "message", "retry_after_s"?, "dependency"?}}`.
 
+#[cfg(feature = "openapi")]
+mod schema;
+
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -84,7 +87,7 @@ pub struct ErrorDetail {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[cfg_attr(
         feature = "openapi",
-        schema(schema_with = crate::openapi::dependency, required = false)
+        schema(schema_with = crate::error::schema::dependency, required = false)
     )]
     pub dependency: Option<String>,
 }

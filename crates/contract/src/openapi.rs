@@ -1,11 +1,11 @@
-//! OpenAPI 3.1 schemas of core-api's bodies (feature `openapi`; core-api's
-//! `GET /v1/openapi.json`): the `utoipa::ToSchema` derives on [`crate::core_api`] and
-//! [`crate::error`], and here the pieces a derive cannot say — the error code's enum (from
-//! [`ErrorCode::ALL`], so it cannot drift), string enums of the statuses the database's CHECK
-//! constraints allow, and the free-text rule of core-api's `text::plain`.
+//! OpenAPI 3.1 schema builders for core-api's bodies (feature `openapi`; core-api's
+//! `GET /v1/openapi.json`): the pieces a derive cannot say — string enums, id patterns from
+//! [`crate::ids`], bounded strings and integers, and the free-text rule of core-api's
+//! `text::plain`. This module depends on no body: the schemas built from a body's own
+//! constants live beside the body (`core_api/schema.rs`, `error/schema.rs`) and use these
+//! builders, so the dependency runs one way.
 //!
-//! Bounds and patterns are built here from the constants the handlers enforce
-//! ([`crate::core_api`], [`crate::ids`]) and attached with `schema_with`. Where a derive
+//! Schemas are attached with `schema_with`. Where a derive
 //! carries one as a literal instead (utoipa's attributes take no constants: `maxItems`, the
 //! cursor's `maxLength`), core-api's tests (`tests/api/openapi.rs`) compare it with the
 //! constant, so the document cannot say one thing while the code does another.
@@ -13,13 +13,8 @@
 //! Kept behind a feature so the fuzz build, which depends on this crate, does not compile
 //! utoipa.
 
-use utoipa::openapi::RefOr;
 use utoipa::openapi::schema::{KnownFormat, ObjectBuilder, Schema, SchemaFormat, SchemaType, Type};
-use utoipa::{PartialSchema, ToSchema};
 
-use crate::core_api;
-use crate::dependency::Dependency;
-use crate::error::ErrorCode;
 use crate::ids::{self, IdShape};
 
 /// A string schema whose only values are `values`.
@@ -33,45 +28,9 @@ pub fn string_enum(values: &[&str], description: &str) -> Schema {
     )
 }
 
-/// `error.code`: one of the seven stable codes of SPEC §3 ([`ErrorCode::ALL`]).
-/// [`ErrorCode::Unknown`] is a reader's fallback for a newer peer and is never sent.
-impl PartialSchema for ErrorCode {
-    fn schema() -> RefOr<Schema> {
-        let codes = ErrorCode::ALL.map(ErrorCode::as_str);
-        RefOr::T(string_enum(
-            &codes,
-            "The stable error code (SPEC §3). Clients branch on it; messages are for reading.",
-        ))
-    }
-}
-
-impl ToSchema for ErrorCode {}
-
-/// `error.dependency`: a dependency name of SPEC §8 ([`Dependency::ALL`]).
-pub fn dependency() -> Schema {
-    let names = Dependency::ALL.map(Dependency::as_str);
-    string_enum(&names, "The failing dependency (SPEC §8), when one failed.")
-}
-
 /// `Transaction.status`: the values `core.transactions` allows (its CHECK constraint).
 pub fn transaction_status() -> Schema {
     string_enum(&["booked", "pending", "reversed"], "Booking status.")
-}
-
-/// `Dispute.status` of a 201: always `open` ([`crate::core_api::DISPUTE_OPEN`]).
-pub fn dispute_status() -> Schema {
-    string_enum(
-        &[crate::core_api::DISPUTE_OPEN],
-        "Always `open` for a new dispute.",
-    )
-}
-
-/// `Review.status` of a 201: always `pending_review` ([`crate::core_api::REVIEW_PENDING`]).
-pub fn review_status() -> Schema {
-    string_enum(
-        &[crate::core_api::REVIEW_PENDING],
-        "Always `pending_review` for a new review.",
-    )
 }
 
 /// `Health.status`: always `ok` (a failed check is a 503 error body instead).
@@ -84,14 +43,6 @@ pub fn breaker_state() -> Schema {
     string_enum(
         &["closed", "half_open", "open", "forced_open"],
         "core-api's `openai` breaker.",
-    )
-}
-
-/// `SearchResponse.degraded_reason`: present only when `degraded` is true (SPEC §10).
-pub fn degraded_reason() -> Schema {
-    string_enum(
-        &[crate::core_api::EMBEDDINGS_UNAVAILABLE],
-        "Why ranking fell back to full text; absent when not degraded.",
     )
 }
 
@@ -121,7 +72,12 @@ pub fn text(min: usize, max: usize, pattern: &str, description: &str) -> Schema 
 }
 
 /// An integer `min`–`max`; with `default`, also `null` (read as the default).
-fn bounded_integer(min: i64, max: Option<i64>, default: Option<u32>, description: &str) -> Schema {
+pub fn bounded_integer(
+    min: i64,
+    max: Option<i64>,
+    default: Option<u32>,
+    description: &str,
+) -> Schema {
     let mut builder = ObjectBuilder::new()
         .minimum(Some(min))
         .maximum(max)
@@ -148,36 +104,6 @@ pub const QUERY_PATTERN: &str = concat!(
     r"[^\u0000-\u0020\u007F-\u00A0\u1680\u2000-\u200A\u2028\u2029\u202F\u205F\u3000]",
     r"[^\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F-\u009F]*$"
 );
-
-/// `SearchRequest.query`.
-pub fn query() -> Schema {
-    text(
-        1,
-        core_api::QUERY_MAX_CHARS,
-        QUERY_PATTERN,
-        "Free text, 1-512 characters (Unicode scalar values), not blank, no control characters but tab, CR and LF.",
-    )
-}
-
-/// `SearchRequest.top_k`.
-pub fn top_k() -> Schema {
-    bounded_integer(
-        1,
-        Some(i64::from(core_api::TOP_K_MAX)),
-        Some(core_api::TOP_K_DEFAULT),
-        "Results wanted; absent or null means the default.",
-    )
-}
-
-/// `reason` of a dispute or review.
-pub fn reason() -> Schema {
-    text(
-        1,
-        core_api::REASON_MAX_CHARS,
-        PLAIN_TEXT_PATTERN,
-        "1-1000 characters (Unicode scalar values), no control characters but tab, CR and LF; kept as given.",
-    )
-}
 
 /// `DisputeRequest.amount_minor`: 1 to the transaction's absolute amount (checked against the
 /// transaction: 400 above it); absent or null means that amount.
@@ -217,16 +143,6 @@ pub fn retry_after() -> Schema {
                 "Whole seconds after which a retry may succeed (rounded up); also the Retry-After header.",
             ))
             .build(),
-    )
-}
-
-/// The query parameter `limit` of `GET /v1/accounts/{id}/transactions`.
-pub fn list_limit() -> Schema {
-    bounded_integer(
-        1,
-        Some(i64::from(core_api::LIST_LIMIT_MAX)),
-        None,
-        "Page size (default 20).",
     )
 }
 

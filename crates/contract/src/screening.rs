@@ -20,6 +20,22 @@ pub struct ScreenRequest {
     pub date_of_birth: Option<String>,
 }
 
+impl ScreenRequest {
+    /// A request from its parts: `ScreenRequest::new("Hiroshi Tanaka", Some("JP"), None)`.
+    #[must_use]
+    pub fn new(
+        name: impl Into<String>,
+        country: Option<&str>,
+        date_of_birth: Option<&str>,
+    ) -> Self {
+        Self {
+            name: name.into(),
+            country: country.map(str::to_owned),
+            date_of_birth: date_of_birth.map(str::to_owned),
+        }
+    }
+}
+
 /// The verdict of one screening.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]

@@ -1,6 +1,6 @@
 //! The connection pool (seed 004 §1 "PostgreSQL": pool max 2, wait 0.5 s, statement timeout 3 s).
 //! Those three settings are the shared [`PostgresConfig`] (`KOSHA_POLICY_POSTGRES_*`), the
-//! same values the statement budget of [`crate::deadline`] is derived from.
+//! same values core-api's per-statement budget is derived from.
 //!
 //! The pool is small on purpose: Lambda's reserved concurrency × pool max must stay below the
 //! database's `max_connections`. A request that cannot get a connection within `wait` fails fast
@@ -16,15 +16,16 @@
 
 use std::time::Duration;
 
-use super::PostgresConfig;
 use deadpool_postgres::{
     Manager, ManagerConfig, Object, Pool, PoolError, RecyclingMethod, Runtime,
 };
 use tokio_postgres_rustls::MakeRustlsConnect;
 
-use super::DbError;
-use super::tls::{self, CaBundle};
-use crate::deadline::Budget;
+use kosha_resilience::deadline::Deadline;
+
+use crate::DbError;
+use crate::settings::PostgresConfig;
+use crate::tls::{self, CaBundle};
 
 /// The pool type the routes share (cheap to clone: an `Arc` inside).
 pub type PgPool = Pool;
@@ -83,7 +84,7 @@ pub fn pg_config(
     let (url, mode) = tls::take_sslmode(url).map_err(PoolBuildError::Url)?;
     let mut config: tokio_postgres::Config = url
         .parse()
-        .map_err(|e: tokio_postgres::Error| PoolBuildError::Url(super::error_chain(&e)))?;
+        .map_err(|e: tokio_postgres::Error| PoolBuildError::Url(crate::error_chain(&e)))?;
     let mode = mode.unwrap_or_else(|| tls::SslMode::from_tokio_postgres(config.get_ssl_mode()));
     config.ssl_mode(mode.for_tokio_postgres());
     config.connect_timeout(settings.connect_timeout);
@@ -129,20 +130,25 @@ pub fn build_pool(url: &str, settings: &PoolSettings) -> Result<PgPool, PoolBuil
         .map_err(|e| PoolBuildError::Build(e.to_string()))
 }
 
-/// A pooled connection for a request with `budget`.
+/// A pooled connection for a request with `deadline` (SPEC §7), keeping `margin` (the
+/// PostgreSQL margin, [`PostgresConfig::margin`], 100 ms) of it.
 ///
 /// Without a deadline, the pool's own limits apply (wait, create and recycle timeouts). With
-/// one, the whole checkout (wait, then recycle or create) also ends at the deadline less the
-/// PostgreSQL margin (`Deadline::child`).
+/// one, the whole checkout (wait, then recycle or create) also ends at the deadline less
+/// `margin` (`Deadline::child`).
 ///
 /// # Errors
 /// [`DbError::DeadlineExceeded`] when the deadline's limit ran out first (or no time is left
 /// at all); otherwise the pool's error ([`DbError::PoolExhausted`], [`DbError::Unavailable`]).
-pub async fn checkout(pool: &PgPool, budget: &Budget) -> Result<Object, DbError> {
-    let Some(deadline) = budget.deadline else {
+pub async fn checkout(
+    pool: &PgPool,
+    deadline: Option<Deadline>,
+    margin: Duration,
+) -> Result<Object, DbError> {
+    let Some(deadline) = deadline else {
         return Ok(pool.get().await?);
     };
-    let limit = deadline.child(budget.postgres.margin);
+    let limit = deadline.child(margin);
     if limit.is_expired() {
         return Err(DbError::DeadlineExceeded);
     }

@@ -7,7 +7,7 @@
 //! "dbname"?}`), from which the URL is built with the user and password percent-encoded.
 //!
 //! A URL without `sslmode` gets `sslmode=verify-full` (the server's certificate must chain to
-//! `KOSHA_DATABASE_CA_FILE` and name the host, `crate::db::tls`): a deployed database is
+//! `KOSHA_DATABASE_CA_FILE` and name the host, [`crate::tls`]): a deployed database is
 //! reached over the network, where libpq's default `prefer` would accept any certificate or
 //! none. A secret that says `sslmode=` keeps its own.
 
@@ -63,7 +63,7 @@ pub fn database_url(secret_string: &str) -> Result<String, SecretUrlError> {
 /// `url` with `sslmode=verify-full` appended when it names no `sslmode` (a bad one is left for
 /// the pool to refuse).
 fn verify_full_unless_said(url: String) -> String {
-    match crate::db::tls::take_sslmode(&url) {
+    match crate::tls::take_sslmode(&url) {
         Ok((_, None)) if url.contains('?') => format!("{url}&sslmode=verify-full"),
         Ok((_, None)) => format!("{url}?sslmode=verify-full"),
         _ => url,

@@ -1,6 +1,6 @@
 //! TLS to PostgreSQL (issue 16: RDS with `rds.force_ssl` refuses plain connections): the
 //! `sslmode` of `DATABASE_URL`, the CA bundle of `KOSHA_DATABASE_CA_FILE`, and the rustls
-//! connector [`pool`](super::pool) and [`migrate`](super::migrate) connect with. rustls runs on
+//! connector [`pool`](crate::pool) and core-api's migrations connect with. rustls runs on
 //! the workspace's one policy (`kosha_runtime::tls`: aws-lc-rs, TLS 1.2 and 1.3).
 //!
 //! `sslmode` follows libpq (PostgreSQL docs, "SSL Support", table "SSL Mode Descriptions") as

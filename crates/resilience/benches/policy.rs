@@ -52,7 +52,12 @@ fn benches(c: &mut Criterion) {
         })
     });
 
-    let policy = Policy::try_new("core-api", config, Arc::new(NoOverrides)).unwrap();
+    let policy = Policy::try_new(
+        kosha_contract::dependency::Dependency::CoreApi,
+        config,
+        Arc::new(NoOverrides),
+    )
+    .unwrap();
     let deadline = Deadline::after(Duration::from_secs(3_600));
     c.bench_function("kosha/policy_full_stack_ready", |b| {
         b.iter(|| {

@@ -45,7 +45,8 @@
 //!
 //! use kosha_resilience::chaos::{self, ChaosSpec, Fault, Gate, Target};
 //! use kosha_resilience::classify::ErrorClass;
-//! use kosha_resilience::config::{Dependency, PolicyConfig};
+//! use kosha_contract::dependency::Dependency;
+//! use kosha_resilience::config::{PolicyConfig, Profile};
 //! use kosha_resilience::deadline::Deadline;
 //! use kosha_resilience::overrides::NoOverrides;
 //! use kosha_resilience::policy::{Policy, PolicyError};
@@ -65,9 +66,18 @@
 //! let spec = chaos::verify(header.as_bytes(), key, now)?;
 //! let mut faults = spec.faults_for(Target::CoreApi, SmallRng::from_rng(&mut rand::rng()));
 //!
+//! // Seed 004 §1, core-api reads: 2 s cap, 3 attempts, bulkhead 32, window 20, open 15 s.
+//! let reads = Profile {
+//!     attempt_cap: Duration::from_secs(2),
+//!     attempt_margin: Duration::from_millis(150),
+//!     max_attempts: 3,
+//!     bulkhead: 32,
+//!     breaker_window: 20,
+//!     open_for: Duration::from_secs(15),
+//! };
 //! let policy = Policy::try_new(
-//!     "core-api",
-//!     PolicyConfig::defaults(Dependency::CoreApiRead),
+//!     Dependency::CoreApi,
+//!     PolicyConfig::from_profile(reads),
 //!     Arc::new(NoOverrides),
 //! )?;
 //! let deadline = Deadline::after(Duration::from_secs(8));

@@ -17,6 +17,7 @@
 //! use std::sync::Arc;
 //! use std::time::Duration;
 //!
+//! use kosha_contract::dependency::Dependency;
 //! use kosha_resilience::classify::ErrorClass;
 //! use kosha_resilience::config::{PolicyConfig, Profile};
 //! use kosha_resilience::deadline::Deadline;
@@ -39,7 +40,7 @@
 //! let config = PolicyConfig::from_lookup(openai, "KOSHA_POLICY_OPENAI", |name| {
 //!     std::env::var(name).ok()
 //! })?;
-//! let policy = Policy::try_new("openai", config, Arc::new(NoOverrides))?;
+//! let policy = Policy::try_new(Dependency::OpenAi, config, Arc::new(NoOverrides))?;
 //!
 //! // Per request: the deadline comes from the tool budget (or `X-Request-Deadline`).
 //! let deadline = Deadline::after(Duration::from_secs(8));

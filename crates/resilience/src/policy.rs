@@ -35,6 +35,8 @@
 use std::future::{Future, poll_fn};
 use std::pin::pin;
 use std::sync::Arc;
+
+use kosha_contract::dependency::Dependency;
 use std::task::Poll;
 use std::time::Duration;
 
@@ -152,14 +154,36 @@ pub struct Policy {
 }
 
 impl Policy {
-    /// A policy with its own breaker for `dependency`, reading overrides from `overrides`.
+    /// A policy with its own breaker for `dependency` (SPEC §8: its `breaker#<dependency>`
+    /// override and its `dependency` metric dimension), reading overrides from `overrides`.
     /// Metric handles are registered here: install the metrics recorder first.
+    ///
+    /// # Errors
+    /// [`ConfigError`] when `config` does not validate.
     pub fn try_new(
-        dependency: &str,
+        dependency: Dependency,
         config: PolicyConfig,
         overrides: Arc<dyn OverrideSource>,
     ) -> Result<Self, ConfigError> {
-        let breaker = Arc::new(Breaker::try_new(dependency, config.breaker, overrides)?);
+        let breaker = Arc::new(Breaker::try_new(
+            dependency.as_str(),
+            config.breaker,
+            overrides,
+        )?);
+        Self::try_with_breaker(config, breaker)
+    }
+
+    /// A policy toward a dependency SPEC §8 has no override for (the outbox-relay's `sqs`):
+    /// `name` is only its metric dimension, and nothing can force its breaker open.
+    ///
+    /// # Errors
+    /// [`ConfigError`] when `config` does not validate.
+    pub fn try_without_overrides(name: &str, config: PolicyConfig) -> Result<Self, ConfigError> {
+        let breaker = Arc::new(Breaker::try_new(
+            name,
+            config.breaker,
+            Arc::new(crate::overrides::NoOverrides),
+        )?);
         Self::try_with_breaker(config, breaker)
     }
 

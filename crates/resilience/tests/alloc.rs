@@ -38,8 +38,12 @@ fn success_path_does_not_allocate() {
         .build()
         .unwrap();
     let _context = rt.enter();
-    let policy =
-        Policy::try_new("core-api", common::core_api_read(), Arc::new(NoOverrides)).unwrap();
+    let policy = Policy::try_new(
+        kosha_contract::dependency::Dependency::CoreApi,
+        common::core_api_read(),
+        Arc::new(NoOverrides),
+    )
+    .unwrap();
     let deadline = Deadline::after(Duration::from_secs(60));
     let call = || {
         policy.call(&deadline, Idempotency::Idempotent, |a| {

@@ -33,7 +33,12 @@ fn ms(v: u64) -> Duration {
 fn policy() -> Policy {
     let mut c = common::core_api_read();
     c.retry.backoff = Backoff::try_new(ms(1), ms(1)).unwrap();
-    Policy::try_new("core-api", c, Arc::new(NoOverrides)).unwrap()
+    Policy::try_new(
+        kosha_contract::dependency::Dependency::CoreApi,
+        c,
+        Arc::new(NoOverrides),
+    )
+    .unwrap()
 }
 
 fn long() -> Deadline {

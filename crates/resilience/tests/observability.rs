@@ -115,7 +115,12 @@ async fn metrics_and_transition_events() {
     config.bulkhead.capacity = 1;
     config.bulkhead.wait = Duration::ZERO;
     let policy = metrics::with_local_recorder(capture.as_ref(), || {
-        Policy::try_new("openai", config, Arc::new(overrides.clone())).unwrap()
+        Policy::try_new(
+            kosha_contract::dependency::Dependency::OpenAi,
+            config,
+            Arc::new(overrides.clone()),
+        )
+        .unwrap()
     });
     let long = Deadline::after(Duration::from_secs(60));
     assert_eq!(capture.gauge(STATE), 0.0);

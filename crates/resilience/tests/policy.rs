@@ -32,7 +32,12 @@ fn config() -> PolicyConfig {
 }
 
 fn policy_with(c: PolicyConfig) -> Policy {
-    Policy::try_new("core-api", c, Arc::new(NoOverrides)).unwrap()
+    Policy::try_new(
+        kosha_contract::dependency::Dependency::CoreApi,
+        c,
+        Arc::new(NoOverrides),
+    )
+    .unwrap()
 }
 
 fn policy() -> Policy {
@@ -402,7 +407,12 @@ async fn cancelled_or_panicking_calls_return_their_permits() {
 #[tokio::test(start_paused = true)]
 async fn forced_open_rejects_until_cleared() {
     let overrides = StaticOverrides::default();
-    let p = Policy::try_new("core-api", config(), Arc::new(overrides.clone())).unwrap();
+    let p = Policy::try_new(
+        kosha_contract::dependency::Dependency::CoreApi,
+        config(),
+        Arc::new(overrides.clone()),
+    )
+    .unwrap();
     let forced = ForcedOpen {
         reason: "maintenance".into(),
         set_by: "ops".into(),
@@ -459,7 +469,12 @@ async fn reads_and_writes_can_share_one_breaker() {
 #[tokio::test(start_paused = true)]
 async fn no_background_tasks_transitions_are_lazy() {
     let overrides = StaticOverrides::default();
-    let p = Policy::try_new("core-api", config(), Arc::new(overrides.clone())).unwrap();
+    let p = Policy::try_new(
+        kosha_contract::dependency::Dependency::CoreApi,
+        config(),
+        Arc::new(overrides.clone()),
+    )
+    .unwrap();
     open_breaker(&p).await;
     assert_eq!(
         tokio::runtime::Handle::current()

@@ -107,7 +107,7 @@ impl<Cfg, C> std::fmt::Debug for LazyClient<Cfg, C> {
 /// The region to name directly: `Some` only under the Lambda runtime
 /// (`AWS_LAMBDA_RUNTIME_API`) with `AWS_REGION` and an access key pair in the environment.
 fn lambda_region(lookup: impl Fn(&str) -> Option<String>) -> Option<String> {
-    let on_lambda = lookup("AWS_LAMBDA_RUNTIME_API").is_some();
+    let on_lambda = lookup(crate::LAMBDA_RUNTIME_API_ENV).is_some();
     let has_keys =
         lookup("AWS_ACCESS_KEY_ID").is_some() && lookup("AWS_SECRET_ACCESS_KEY").is_some();
     if on_lambda && has_keys {

@@ -30,4 +30,4 @@ pub mod telemetry;
 pub mod tls;
 pub mod trace;
 
-pub use serve::{ServeError, block_on, serve, serve_with_tasks};
+pub use serve::{LAMBDA_RUNTIME_API_ENV, ServeError, block_on, on_lambda, serve, serve_with_tasks};

@@ -36,9 +36,12 @@ pub enum ServeError {
     Lambda(String),
 }
 
+/// The variable Lambda sets for its Runtime API; its presence is what "on Lambda" means.
+pub const LAMBDA_RUNTIME_API_ENV: &str = "AWS_LAMBDA_RUNTIME_API";
+
 /// Whether this process runs under the Lambda Runtime API (`AWS_LAMBDA_RUNTIME_API` set).
-fn on_lambda() -> bool {
-    std::env::var_os("AWS_LAMBDA_RUNTIME_API").is_some()
+pub fn on_lambda() -> bool {
+    std::env::var_os(LAMBDA_RUNTIME_API_ENV).is_some()
 }
 
 /// Runs a binary's `main` future on the tokio runtime its mode wants, and returns its exit

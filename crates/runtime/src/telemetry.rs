@@ -93,7 +93,7 @@ pub fn metrics_collector() -> Option<&'static Collector> {
 
 fn install_metrics() -> Result<&'static Collector, String> {
     let mut builder = metrics_cloudwatch_embedded::Builder::new().cloudwatch_namespace(NAMESPACE);
-    if std::env::var_os("AWS_LAMBDA_RUNTIME_API").is_some() {
+    if crate::on_lambda() {
         builder = builder.with_lambda_request_id("RequestId");
     } else {
         let ms = crate::config::parse_or("KOSHA_METRICS_FLUSH_MS", 1_000u64)

@@ -5,7 +5,7 @@
 //! certificates whole, for the AWS SDK, which takes PEM), pinned to the same release.
 //! Reading the store costs a cold start a file per root: on a Debian host one native store
 //! cost 6.8 ms of CPU, and the gateway read two (the AWS SDK's and reqwest's; issue 6,
-//! docs/benchmarks.md, "How init went from 4.87 × to 1.47 ×"). Every endpoint
+//! commit 859524c and its predecessors in docs/benchmarks.md's history). Every endpoint
 //! Kosha calls — AWS APIs, Lambda Function URLs, Cognito's JWKS, public embeddings APIs —
 //! chains to a root in that program. A private CA is not supported for HTTPS.
 //!
@@ -58,7 +58,7 @@ pub fn crypto_provider() -> Arc<rustls::crypto::CryptoProvider> {
 
 /// A rustls client builder on the policy: [`crypto_provider`], TLS 1.2 and 1.3. The caller
 /// picks the certificate verifier (the HTTPS client: [`mozilla_roots`]; PostgreSQL: a CA from
-/// configuration, functions/core-api/src/db/tls.rs) and ALPN.
+/// configuration, crates/pg/src/tls.rs) and ALPN.
 pub fn config_builder() -> rustls::ConfigBuilder<rustls::ClientConfig, rustls::WantsVerifier> {
     rustls::ClientConfig::builder_with_provider(crypto_provider())
         .with_safe_default_protocol_versions()

@@ -329,7 +329,7 @@ async fn start_with_big(config: ServerConfig) -> SocketAddr {
 
 #[tokio::test]
 async fn a_response_the_client_never_takes_does_not_hold_its_connection_for_ever() {
-    // Attack pass, session 7: an HTTP/2 client with a zero flow-control window held its
+    // Attack pass of 2026-12-01 (commit 195ef72): an HTTP/2 client with a zero flow-control window held its
     // connection (and a slot of KOSHA_MAX_CONNECTIONS) past the idle timeout, for ever.
     let config = ServerConfig {
         header_read_timeout: Duration::from_millis(300),

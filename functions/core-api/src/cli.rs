@@ -56,7 +56,7 @@ impl Command {
 pub enum CliError {
     /// Building the pool failed.
     #[error(transparent)]
-    Pool(#[from] db::pool::PoolBuildError),
+    Pool(#[from] kosha_pg::PoolBuildError),
     /// Migrating or seeding failed.
     #[error(transparent)]
     Migrate(#[from] migrate::MigrateError),

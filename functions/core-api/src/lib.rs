@@ -26,6 +26,5 @@ pub mod error;
 pub mod ids;
 pub mod routes;
 pub mod search;
-pub mod secret_url;
 pub mod tasks;
 pub mod text;

@@ -30,7 +30,7 @@ async fn async_main() -> ExitCode {
     };
     // Deployed: the URL and the embeddings key live in Secrets Manager (SPEC §4, §13); the
     // URL replaces DATABASE_URL. Read once here, never logged.
-    let database_arn = kosha_runtime::config::var("DATABASE_URL_SECRET_ARN");
+    let database_arn = kosha_runtime::config::var(kosha_pg::config::DATABASE_URL_SECRET_ENV);
     let key_arn = config
         .embeddings
         .as_ref()
@@ -39,7 +39,7 @@ async fn async_main() -> ExitCode {
         let sdk = kosha_runtime::aws::sdk_config().await;
         let client = aws_sdk_secretsmanager::Client::new(&sdk);
         if let Some(arn) = database_arn {
-            match core_api::secret_url::fetch(&client, &arn).await {
+            match kosha_pg::secret_url::fetch(&client, &arn).await {
                 Ok(url) => config.database_url = url,
                 Err(e) => {
                     eprintln!("core-api: {e}");
@@ -48,7 +48,7 @@ async fn async_main() -> ExitCode {
             }
         }
         if let Some(arn) = key_arn {
-            match core_api::secret_url::secret_string(&client, &arn).await {
+            match kosha_pg::secret_url::secret_string(&client, &arn).await {
                 Ok(secret) => config.embeddings_api_key = ApiKey::from_secret(&secret),
                 Err(e) => {
                     eprintln!("core-api: the embeddings API key: {e}");

@@ -6,7 +6,8 @@
 //! modes refuse it.
 //!
 //! Needs PostgreSQL's server binaries (`/usr/lib/postgresql/<version>/bin`, or the directory
-//! in `KOSHA_TEST_PG_BIN`); without them the test says SKIPPED on stderr and returns. As root,
+//! in `KOSHA_TEST_PG_BIN`; `scripts/test` sets it); without them the tests fail, naming what
+//! is missing, rather than pass without having run. As root,
 //! the server runs as `postgres` (initdb refuses root) through `runuser`.
 //!
 //! `cargo test -p core-api --test pg_tls -- --ignored --nocapture` measures the cost of a new
@@ -22,11 +23,11 @@ use tokio::time::Instant;
 
 use axum::body::Body;
 use axum::http::{Request, StatusCode};
-use core_api::config::database_ca;
-use core_api::db::pool::pg_config;
-use core_api::db::tls::CaBundle;
 use core_api::db::{PoolSettings, build_pool, migrate};
 use core_api::routes::{AppState, router};
+use kosha_pg::config::database_ca;
+use kosha_pg::pool::pg_config;
+use kosha_pg::tls::CaBundle;
 use rcgen::{BasicConstraints, CertificateParams, DnType, IsCa, Issuer, KeyPair, KeyUsagePurpose};
 use tower::ServiceExt;
 
@@ -103,14 +104,11 @@ fn free_port() -> u16 {
 impl Server {
     /// Starts a server on a free port with `ca`'s certificate for `localhost`. `plain_too` adds
     /// `hostnossl` lines (the connection-cost measurement only).
-    fn start(ca: &Ca, plain_too: bool) -> Option<Self> {
-        let Some(bin) = pg_bin() else {
-            eprintln!(
-                "SKIPPED: no PostgreSQL server binaries (initdb) under /usr/lib/postgresql/*/bin \
-                 or KOSHA_TEST_PG_BIN; install postgresql to run the TLS tests"
-            );
-            return None;
-        };
+    fn start(ca: &Ca, plain_too: bool) -> Self {
+        let bin = pg_bin().expect(
+            "no PostgreSQL server binaries (initdb) under /usr/lib/postgresql/*/bin or \
+             KOSHA_TEST_PG_BIN: install PostgreSQL's server package to run the TLS tests",
+        );
         let dir = std::env::temp_dir().join(format!(
             "kosha-pgtls-{}-{}",
             std::process::id(),
@@ -179,7 +177,7 @@ impl Server {
                 "start",
             ],
         );
-        Some(server)
+        server
     }
 
     /// Runs a PostgreSQL binary (as `postgres` when we are root); panics with its output.
@@ -263,9 +261,7 @@ async fn connect(url: &str, ca: Option<&Ca>) -> Result<bool, String> {
 #[tokio::test]
 async fn sslmodes_against_a_hostssl_only_server() {
     let ca = Ca::new("kosha test CA");
-    let Some(server) = Server::start(&ca, false) else {
-        return;
-    };
+    let server = Server::start(&ca, false);
     let other_ca = Ca::new("some other CA");
 
     // verify-full with the right CA: the certificate chains to it and names localhost.
@@ -319,9 +315,7 @@ async fn sslmodes_against_a_hostssl_only_server() {
 #[tokio::test]
 async fn the_pool_and_health_work_over_verify_full() {
     let ca = Ca::new("kosha test CA");
-    let Some(server) = Server::start(&ca, false) else {
-        return;
-    };
+    let server = Server::start(&ca, false);
     let pool = build_pool(
         &server.url("localhost", "verify-full"),
         &settings(Some(&ca)),
@@ -378,9 +372,7 @@ fn a_bad_ca_file_is_a_config_error_naming_the_variable() {
 async fn connection_cost_with_and_without_tls() {
     const RUNS: usize = 100;
     let ca = Ca::new("kosha test CA");
-    let Some(server) = Server::start(&ca, true) else {
-        return;
-    };
+    let server = Server::start(&ca, true);
     for mode in ["disable", "verify-full", "disable", "verify-full"] {
         // One connector, as a pool has: the figure is the connection's, not the set-up's.
         let (config, tls) =
@@ -487,8 +479,7 @@ fn ca_bundle_cost_at_start_up() {
     let bundle = database_ca(lookup).unwrap().unwrap();
     let read = start.elapsed();
     let start = Instant::now();
-    let _connector =
-        core_api::db::tls::connector(core_api::db::tls::SslMode::VerifyFull, Some(&bundle));
+    let _connector = kosha_pg::tls::connector(kosha_pg::tls::SslMode::VerifyFull, Some(&bundle));
     let build = start.elapsed();
     println!(
         "{CERTS} CA certificates, {} KiB of PEM: read and checked in {:.2} ms, connector built in {:.2} ms",

@@ -117,7 +117,7 @@ impl ChaosGate {
                 audit = true,
                 event = events::CHAOS_HEADER_REJECTED,
                 reason,
-                principal = %crate::echo::clip(principal),
+                principal = %kosha_contract::echo::clip(principal),
                 count,
                 "chaos header ignored"
             );

@@ -12,79 +12,13 @@ use kosha_runtime::config::{self, ConfigError};
 use kosha_state::{RateLimitSettings, StateTable};
 
 use crate::backends::PerBackend;
+pub use kosha_clients::config::{ScreeningConfig, ServiceAuth};
 
 /// Largest accepted request body (SPEC §3): larger gets 413.
 pub const MAX_BODY_BYTES: usize = 1024 * 1024;
 
 /// Default for `KOSHA_BODY_READ_TIMEOUT_MS`: 10 s, ample for 1 MiB on any working link.
 pub const DEFAULT_BODY_READ_TIMEOUT: Duration = Duration::from_secs(10);
-
-/// How the gateway authenticates to core-api (`KOSHA_CORE_API_AUTH`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum CoreApiAuth {
-    /// `none` (default): plain HTTP, the local stack.
-    #[default]
-    None,
-    /// `iam`: every request signed with SigV4 for service `lambda` (core-api behind a Function
-    /// URL with `AuthType: AWS_IAM`; issue 6, SPEC §13), credentials from the SDK config.
-    Iam,
-}
-
-impl std::str::FromStr for CoreApiAuth {
-    type Err = String;
-
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        match s.trim() {
-            "none" => Ok(Self::None),
-            "iam" => Ok(Self::Iam),
-            _ => Err("expected none or iam".to_owned()),
-        }
-    }
-}
-
-/// Where screening-sim and the deferred-screening queue are (issue 12).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ScreeningConfig {
-    /// screening-sim's base URL (`KOSHA_SCREENING_URL`, default `http://127.0.0.1:8082`).
-    pub url: String,
-    /// How its requests are authenticated (`KOSHA_SCREENING_AUTH`: `none` or `iam`, default
-    /// `none`); the same choice as [`CoreApiAuth`].
-    pub auth: CoreApiAuth,
-    /// The screening queue (`KOSHA_SCREENING_QUEUE_URL`); unset: nothing can be deferred, and
-    /// `screen_entity` answers `dependency_unavailable` while screening-sim is down.
-    pub queue_url: Option<String>,
-}
-
-impl Default for ScreeningConfig {
-    fn default() -> Self {
-        Self {
-            url: "http://127.0.0.1:8082".to_owned(),
-            auth: CoreApiAuth::None,
-            queue_url: None,
-        }
-    }
-}
-
-impl ScreeningConfig {
-    /// Reads `KOSHA_SCREENING_URL`, `KOSHA_SCREENING_AUTH`, `KOSHA_SCREENING_QUEUE_URL`.
-    ///
-    /// # Errors
-    /// [`ConfigError`] naming the variable whose value does not parse.
-    pub fn from_env() -> Result<Self, ConfigError> {
-        let url = parse_service_url(&config::string_or(
-            "KOSHA_SCREENING_URL",
-            &Self::default().url,
-        ))
-        .map_err(|e| ConfigError::new("KOSHA_SCREENING_URL", e))?;
-        Ok(Self {
-            url,
-            auth: config::parse_or("KOSHA_SCREENING_AUTH", CoreApiAuth::None)?,
-            queue_url: config::var("KOSHA_SCREENING_QUEUE_URL")
-                .map(|u| u.trim().to_owned())
-                .filter(|u| !u.is_empty()),
-        })
-    }
-}
 
 /// Everything the gateway reads from its environment.
 #[derive(Debug, Clone)]
@@ -93,7 +27,7 @@ pub struct GatewayConfig {
     pub core_api_url: String,
     /// How core-api requests are authenticated (`KOSHA_CORE_API_AUTH`: `none` or `iam`,
     /// default `none`).
-    pub core_api_auth: CoreApiAuth,
+    pub core_api_auth: ServiceAuth,
     /// Accepted `Host` values (`KOSHA_ALLOWED_HOSTS`, comma list; `*.example.com` matches any
     /// subdomain; default the loopback names). Guards against DNS rebinding.
     pub allowed_hosts: Vec<String>,
@@ -146,6 +80,7 @@ impl GatewayConfig {
                 .map(str::to_owned)
                 .to_vec();
         }
+        let core_api = kosha_clients::config::CoreApiConfig::from_env()?;
         let max_in_flight = config::parse_or("KOSHA_MAX_IN_FLIGHT", 64usize)?;
         if max_in_flight == 0 {
             return Err(ConfigError::new(
@@ -169,7 +104,7 @@ impl GatewayConfig {
         let auth = VerifierConfig::from_lookup(config::var)
             .map_err(|e| ConfigError::new("authentication settings", e.to_string()))?;
         let state_table = StateTable::name_from_env()
-            .map_err(|e| ConfigError::new("KOSHA_STATE_TABLE", e.to_string()))?;
+            .map_err(|e| ConfigError::new(kosha_state::STATE_TABLE_ENV, e.to_string()))?;
         let rate_limit = RateLimitSettings::from_env()
             .map_err(|e| ConfigError::new("KOSHA_RATE_*", e.to_string()))?;
         let principal_rate = PrincipalLimiter::bucket(config::parse_or(
@@ -194,12 +129,8 @@ impl GatewayConfig {
             policies,
             auth,
             public_base_url,
-            core_api_url: parse_service_url(&config::string_or(
-                "KOSHA_CORE_API_URL",
-                "http://127.0.0.1:8081",
-            ))
-            .map_err(|e| ConfigError::new("KOSHA_CORE_API_URL", e))?,
-            core_api_auth: config::parse_or("KOSHA_CORE_API_AUTH", CoreApiAuth::None)?,
+            core_api_url: core_api.url,
+            core_api_auth: core_api.auth,
             allowed_hosts,
             allowed_origins: config::list("KOSHA_ALLOWED_ORIGINS"),
             max_in_flight,
@@ -214,42 +145,12 @@ impl GatewayConfig {
 /// # Errors
 /// A reason naming what is wrong (never echoing the value).
 fn parse_base_url(raw: &str) -> Result<String, &'static str> {
-    parse_http_url(raw, false)
-}
-
-/// `raw` as a service's base URL without its trailing `/`: like [`parse_base_url`], and a
-/// path is allowed (`http://127.0.0.1:9000/lambda-url/core-api` under the Lambda emulator).
-///
-/// # Errors
-/// A reason naming what is wrong (never echoing the value).
-fn parse_service_url(raw: &str) -> Result<String, &'static str> {
-    parse_http_url(raw, true)
-}
-
-fn parse_http_url(raw: &str, allow_path: bool) -> Result<String, &'static str> {
-    let trimmed = raw.trim().trim_end_matches('/');
-    let uri: http::Uri = trimmed
-        .parse()
-        .map_err(|_| "expected a URL such as https://mcp.example.com")?;
-    if !matches!(uri.scheme_str(), Some("http" | "https")) {
-        return Err("must start with https:// (or http://)");
-    }
-    if uri.authority().is_none_or(|a| a.host().is_empty()) {
-        return Err("must name a host");
-    }
-    let path = uri.path_and_query().map_or("", |pq| pq.as_str());
-    if uri.query().is_some() || trimmed.contains('#') || trimmed.contains('@') {
-        return Err("must not hold a query, fragment or user");
-    }
-    if !allow_path && path != "/" && !path.is_empty() {
-        return Err("must be scheme and host only: no path, query, fragment or user");
-    }
-    Ok(trimmed.to_owned())
+    kosha_clients::config::parse_http_url(raw, false)
 }
 
 #[cfg(test)]
 mod tests {
-    use super::{CoreApiAuth, parse_base_url, parse_service_url};
+    use super::parse_base_url;
 
     #[test]
     fn public_base_url_is_scheme_and_host_only() {
@@ -272,36 +173,6 @@ mod tests {
             "https://exa mple.com",
         ] {
             assert!(parse_base_url(bad).is_err(), "{bad}");
-        }
-    }
-
-    #[test]
-    fn service_urls_may_have_a_path_but_nothing_else_odd() {
-        assert_eq!(
-            parse_service_url("https://abc.lambda-url.us-east-1.on.aws/"),
-            Ok("https://abc.lambda-url.us-east-1.on.aws".to_owned())
-        );
-        assert_eq!(
-            parse_service_url("http://127.0.0.1:9000/lambda-url/core-api"),
-            Ok("http://127.0.0.1:9000/lambda-url/core-api".to_owned())
-        );
-        for bad in [
-            "notaurl",
-            "ftp://x",
-            "https://core.example.com/?x=1",
-            "https://user@core.example.com",
-            "https://",
-        ] {
-            assert!(parse_service_url(bad).is_err(), "{bad}");
-        }
-    }
-
-    #[test]
-    fn core_api_auth_accepts_only_none_and_iam() {
-        assert_eq!("none".parse::<CoreApiAuth>(), Ok(CoreApiAuth::None));
-        assert_eq!(" iam ".parse::<CoreApiAuth>(), Ok(CoreApiAuth::Iam));
-        for bad in ["IAM", "sigv4", "true", ""] {
-            assert!(bad.parse::<CoreApiAuth>().is_err(), "{bad}");
         }
     }
 }

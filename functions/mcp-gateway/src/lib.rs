@@ -1,17 +1,17 @@
 //! mcp-gateway: Kosha's MCP server for agents (SPEC §1, §3–§6).
 //!
 //! Request path: HTTP edge ([`http`]) → rmcp ([`server`]) → a tool ([`tools`]) → a typed
-//! dependency client ([`backends`]) under the resilience policy for that dependency.
+//! dependency client (`kosha_clients`) under the resilience policy for that dependency
+//! ([`backends`]).
 //!
 //! Module imports point one way: `http` → `server` → `tools` → `state` → `backends` →
-//! `kosha_contract`, with [`config`], [`jsonrpc`], [`echo`] and [`chaos`] (the chaos-header
-//! gate, used by `state` and `tools`) as leaves; no module imports one that imports it back.
+//! `kosha_contract`, with [`config`], [`jsonrpc`] and [`chaos`] (the chaos-header gate, used by
+//! `state` and `tools`) as leaves; no module imports one that imports it back.
 #![forbid(unsafe_code)]
 
 pub mod backends;
 pub mod chaos;
 pub mod config;
-pub mod echo;
 pub mod http;
 pub mod jsonrpc;
 pub mod server;

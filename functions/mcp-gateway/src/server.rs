@@ -19,7 +19,6 @@ use kosha_runtime::trace::RequestTrace;
 use serde_json::Value;
 
 use crate::backends::Backend;
-use crate::echo::clip;
 use crate::jsonrpc as rpc;
 use crate::state::Gateway;
 use crate::tools::args::DuplicateArgument;
@@ -27,6 +26,7 @@ use crate::tools::call::{Call, waiting};
 use crate::tools::catalogue::Catalogue;
 use crate::tools::error::ToolError;
 use crate::tools::observe;
+use kosha_contract::echo::clip;
 
 /// One MCP server per request (stateless; cheap to clone); all state lives in [`Gateway`]
 /// and the [`Catalogue`].

@@ -12,12 +12,13 @@ use kosha_resilience::overrides::OverrideSource;
 use kosha_resilience::policy::Policy;
 use kosha_resilience::rate_limit::RateLimiter;
 
-use crate::backends::core_api::CoreApi;
-use crate::backends::screening::{ScreeningClient, Screenings};
-use crate::backends::sigv4::SigV4Signer;
+use crate::backends::screening::Screenings;
 use crate::backends::{Backend, PerBackend};
 use crate::chaos::ChaosGate;
-use crate::config::{CoreApiAuth, GatewayConfig};
+use crate::config::{GatewayConfig, ServiceAuth};
+use kosha_clients::core_api::CoreApi;
+use kosha_clients::screening::ScreeningClient;
+use kosha_runtime::sigv4::SigV4Signer;
 
 /// Why the gateway could not start; `main` maps each to its exit code
 /// ([`StartError::exit_code`]).
@@ -92,7 +93,7 @@ impl Gateway {
         let chaos = ChaosGate::new(config.chaos_enabled, None);
         let policies = PerBackend::try_new(|backend| {
             Policy::try_new(
-                backend.dependency().as_str(),
+                backend.dependency(),
                 *config.policies.get(backend),
                 overrides.clone(),
             )
@@ -138,7 +139,7 @@ impl Gateway {
     ) -> Result<Self, StartError> {
         let table = kosha_state::StateTable::from_sdk(sdk, &config.state_table)
             .map_err(|e| {
-                kosha_runtime::config::ConfigError::new("KOSHA_STATE_TABLE", e.to_string())
+                kosha_runtime::config::ConfigError::new(kosha_state::STATE_TABLE_ENV, e.to_string())
             })?
             .single_attempt();
         let screenings =
@@ -157,24 +158,16 @@ impl Gateway {
         let http =
             kosha_runtime::tls::http_client().map_err(|e| StartError::HttpClient(e.to_string()))?;
         let verifier = Verifier::new(config.auth.clone(), http.clone());
-        let iam = [config.core_api_auth, config.screening.auth].contains(&CoreApiAuth::Iam);
-        let signer = match (iam, sdk.credentials_provider(), sdk.region()) {
-            (false, ..) => None,
-            (true, Some(provider), Some(region)) => {
-                Some(Arc::new(SigV4Signer::new(provider, region.as_ref())))
-            }
-            (true, ..) => {
-                return Err(kosha_runtime::config::ConfigError::new(
-                    "KOSHA_CORE_API_AUTH / KOSHA_SCREENING_AUTH",
-                    "iam needs an AWS region and a credentials provider",
-                )
-                .into());
-            }
-        };
+        let iam = [config.core_api_auth, config.screening.auth].contains(&ServiceAuth::Iam);
+        let signer = iam
+            .then(|| {
+                kosha_clients::config::iam_signer(sdk, "KOSHA_CORE_API_AUTH / KOSHA_SCREENING_AUTH")
+            })
+            .transpose()?;
         let keys = kosha_state::SecretCache::from_sdk(sdk, config.chaos_secret_id.clone());
         let (core_api_iam, screening_iam) = (
-            config.core_api_auth == CoreApiAuth::Iam,
-            config.screening.auth == CoreApiAuth::Iam,
+            config.core_api_auth == ServiceAuth::Iam,
+            config.screening.auth == ServiceAuth::Iam,
         );
         let mut gateway = Self::new(config, http, verifier, overrides, rate_limiter)?
             .with_chaos_keys(keys)

@@ -2,7 +2,7 @@
 //!
 //! | variable | default | meaning |
 //! |---|---|---|
-//! | `DATABASE_URL`, `DATABASE_URL_SECRET_ARN`, `KOSHA_POLICY_POSTGRES_*`, `KOSHA_PG_CONNECT_TIMEOUT_MS` | as core-api | the database ([`core_api::config`]) |
+//! | `DATABASE_URL`, `DATABASE_URL_SECRET_ARN`, `KOSHA_POLICY_POSTGRES_*`, `KOSHA_PG_CONNECT_TIMEOUT_MS` | as core-api | the database ([`kosha_pg::config`]) |
 //! | `KOSHA_EVENTS_QUEUE_URL` | required | the events queue (SPEC §4) |
 //! | `KOSHA_RELAY_BATCH` | 100 | rows claimed per transaction, 1–1000 |
 //! | `KOSHA_RELAY_INTERVAL_MS` | 2000 | local mode: pause between runs |
@@ -38,7 +38,7 @@ pub const SQS_PROFILE: Profile = Profile {
 #[derive(Debug, Clone)]
 pub struct RelayConfig {
     /// The database: URL (redacted in `Debug`) and pool.
-    pub database: core_api::config::Config,
+    pub database: kosha_pg::DatabaseConfig,
     /// `KOSHA_EVENTS_QUEUE_URL`.
     pub queue_url: String,
     /// Database settings of a run.
@@ -57,7 +57,7 @@ impl RelayConfig {
     /// # Errors
     /// [`ConfigError`] naming the variable that is missing or invalid (never its value).
     pub fn from_env() -> Result<Self, ConfigError> {
-        let database = core_api::config::Config::from_env()
+        let database = kosha_pg::DatabaseConfig::from_env()
             .map_err(|e| ConfigError::new("DATABASE_URL", e.to_string()))?;
         let queue_url = var("KOSHA_EVENTS_QUEUE_URL")
             .ok_or_else(|| ConfigError::new("KOSHA_EVENTS_QUEUE_URL", "is required"))?;

@@ -17,9 +17,6 @@ pub mod publish;
 pub mod relay;
 pub mod store;
 
-use std::sync::Arc;
-
-use kosha_resilience::overrides::NoOverrides;
 use kosha_resilience::policy::Policy;
 
 /// The name of the relay's policy toward SQS: its breaker's and bulkhead's metric dimension
@@ -51,12 +48,11 @@ pub fn build(
             .retry_config(aws_sdk_sqs::config::retry::RetryConfig::disabled())
             .build(),
     );
-    let pool = core_api::db::build_pool(&config.database.database_url, &config.database.pool)
+    let pool = kosha_pg::build_pool(&config.database.url, &config.database.pool)
         .map_err(|e| StartError::Database(e.to_string()))?;
-    let policy = Policy::try_new(SQS_DEPENDENCY, config.sqs_policy, Arc::new(NoOverrides))
-        .map_err(|e| {
-            kosha_runtime::config::ConfigError::new(config::SQS_ENV_PREFIX, e.to_string())
-        })?;
+    let policy = Policy::try_without_overrides(SQS_DEPENDENCY, config.sqs_policy).map_err(|e| {
+        kosha_runtime::config::ConfigError::new(config::SQS_ENV_PREFIX, e.to_string())
+    })?;
     Ok(relay::Relay::new(
         pool,
         publish::Sqs::new(sqs, &config.queue_url),

@@ -30,14 +30,14 @@ async fn start() -> Result<(), StartError> {
     let mut config = RelayConfig::from_env()?;
     let sdk = kosha_runtime::aws::sdk_config().await;
     // Deployed: the URL lives in Secrets Manager, like core-api's (SPEC §13).
-    if let Some(arn) = kosha_runtime::config::var("DATABASE_URL_SECRET_ARN") {
+    if let Some(arn) = kosha_runtime::config::var(kosha_pg::config::DATABASE_URL_SECRET_ENV) {
         let client = aws_sdk_secretsmanager::Client::new(&sdk);
-        config.database.database_url = core_api::secret_url::fetch(&client, &arn)
+        config.database.url = kosha_pg::secret_url::fetch(&client, &arn)
             .await
             .map_err(|e| StartError::Database(e.to_string()))?;
     }
     let relay = Arc::new(build(&config, &sdk)?);
-    if std::env::var_os("AWS_LAMBDA_RUNTIME_API").is_some() {
+    if kosha_runtime::on_lambda() {
         return mode::on_lambda(relay, config.run_budget)
             .await
             .map_err(|e| StartError::Database(format!("lambda runtime failed: {e}")));

@@ -21,8 +21,8 @@
 use std::collections::HashMap;
 use std::time::Duration;
 
-use core_api::db::PgPool;
 use kosha_contract::events::Event;
+use kosha_pg::PgPool;
 use kosha_resilience::deadline::Deadline;
 use kosha_resilience::policy::{Policy, PolicyError};
 use kosha_resilience::retry::Idempotency;

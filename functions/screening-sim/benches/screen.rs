@@ -10,7 +10,7 @@
 use std::hint::black_box;
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use screening_sim::{MatchConfig, ScreenRequest, Screener, Watchlist};
+use screening_sim::{MatchConfig, ScreenRequest, Screener, Validate, Watchlist};
 
 fn queries() -> Vec<(&'static str, ScreenRequest)> {
     let list = Watchlist::bundled();

@@ -2,7 +2,7 @@
 //! `cargo run -p screening-sim --example screen -- "Smith, John" [COUNTRY] [YYYY-MM-DD]`.
 #![allow(missing_docs)]
 
-use screening_sim::{ScreenRequest, Screener};
+use screening_sim::{ScreenRequest, Screener, Validate};
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();

@@ -38,7 +38,7 @@ use subtle::ConstantTimeEq;
 use crate::chaos::{Chaos, ChaosRequest, ChaosView, Effect};
 use crate::error::ScreenError;
 use crate::matching::Screener;
-use crate::request::ScreenRequest;
+use crate::request::{ScreenRequest, Validate};
 
 /// Largest request body, bytes: a 200-character name in any script fits many times over.
 pub const MAX_BODY_BYTES: usize = 16 * 1024;

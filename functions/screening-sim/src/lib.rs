@@ -1,16 +1,16 @@
 //! screening-sim: the simulated sanctions-screening service (SPEC §4, issue 12): its matching
-//! core (no I/O), its HTTP API and chaos knobs, and the client its callers use.
+//! core (no I/O), its HTTP API and chaos knobs. It serves the contract's bodies
+//! (`kosha_contract::screening`); its callers' client is `kosha_clients::screening`.
 //!
 //! - [`http`]: the router (`POST /v1/screen`, `GET /v1/health`, `/admin/chaos`) the binary
 //!   serves with `kosha_runtime::serve`.
 //! - [`chaos`]: the `/admin/chaos` knobs, kept in the state table for every instance.
-//! - [`client`]: the typed client the gateway and the screening-worker call it with.
 //!
 //! - [`watchlist`]: the bundled synthetic watchlist, 1,000+ persons, companies and vessels
 //!   with aliases in several spellings and scripts, generated deterministically (`wl_00001` …).
 //! - [`normalize`]: NFKD, diacritics, case and script folding, punctuation, honorifics and
 //!   legal forms, tokens.
-//! - [`request`]: the request `{name, country?, date_of_birth?}` and its validation, with a
+//! - [`request`]: the validation of the request `{name, country?, date_of_birth?}`, with a
 //!   typed `invalid_argument` error naming the field.
 //! - [`matching`]: the [`Screener`]: tokens aligned as a set by Jaro–Winkler (`strsim`) with
 //!   Double Metaphone (`rphonetic`) telling transliterations from different names, best over
@@ -23,7 +23,7 @@
 //!
 //! Use:
 //! ```
-//! use screening_sim::{ScreenRequest, ScreenStatus, Screener};
+//! use screening_sim::{ScreenRequest, ScreenStatus, Screener, Validate};
 //!
 //! let request = ScreenRequest::new("Hiroshi Tanaka", Some("JP"), None).validate()?;
 //! let result = Screener::bundled().screen(&request);
@@ -38,7 +38,6 @@
 #![warn(missing_docs)]
 
 pub mod chaos;
-pub mod client;
 pub mod error;
 pub mod http;
 pub mod matching;
@@ -47,6 +46,8 @@ pub mod request;
 pub mod watchlist;
 
 pub use error::ScreenError;
-pub use matching::{DEFAULT_THRESHOLD, Match, MatchConfig, ScreenResult, ScreenStatus, Screener};
-pub use request::{ScreenRequest, ValidRequest};
+pub use matching::{
+    DEFAULT_THRESHOLD, MatchConfig, ScreenMatch, ScreenResponse, ScreenStatus, Screener,
+};
+pub use request::{ScreenRequest, ValidRequest, Validate};
 pub use watchlist::{EntryKind, Watchlist, WatchlistEntry};

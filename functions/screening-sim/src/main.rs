@@ -45,10 +45,10 @@ async fn build() -> Result<Sim, ConfigError> {
     }
     let base_latency = Duration::from_millis(config::parse_or("KOSHA_SIM_BASE_LATENCY_MS", 4u64)?);
     let table_name = kosha_state::StateTable::name_from_env()
-        .map_err(|e| ConfigError::new("KOSHA_STATE_TABLE", e.to_string()))?;
+        .map_err(|e| ConfigError::new(kosha_state::STATE_TABLE_ENV, e.to_string()))?;
     let sdk = kosha_runtime::aws::sdk_config().await;
     let table = kosha_state::StateTable::from_sdk(&sdk, &table_name)
-        .map_err(|e| ConfigError::new("KOSHA_STATE_TABLE", e.to_string()))?
+        .map_err(|e| ConfigError::new(kosha_state::STATE_TABLE_ENV, e.to_string()))?
         .single_attempt();
     Ok(Sim {
         screener: screening_sim::Screener::bundled(),

@@ -19,31 +19,14 @@
 //! - Invisible format characters (zero-width joiners, bidi marks) are not control characters;
 //!   they are dropped during normalisation, because Persian names legitimately contain ZWNJ.
 
-use serde::Deserialize;
+pub use kosha_contract::screening::{NAME_MAX_CHARS, ScreenRequest};
 use time::{Date, Month};
 
 use crate::error::ScreenError;
 use crate::normalize::{NormalizedName, normalize};
 
-/// Longest accepted name, in characters (SPEC §4 "name (1–200 chars)").
-pub const MAX_NAME_CHARS: usize = 200;
 /// Earliest accepted date of birth.
 pub const MIN_BIRTH_YEAR: i32 = 1900;
-
-/// A screening request as it arrives on the wire: `{name, country?, date_of_birth?}`
-/// (SPEC §4). Unknown fields are refused by serde so a typo does not silently drop a field.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct ScreenRequest {
-    /// The name to screen, 1–200 characters.
-    pub name: String,
-    /// ISO 3166-1 alpha-2 country, if known.
-    #[serde(default)]
-    pub country: Option<String>,
-    /// Date of birth `YYYY-MM-DD`, if known (persons only; ignored for entities).
-    #[serde(default)]
-    pub date_of_birth: Option<String>,
-}
 
 /// A request that passed validation, with the name already normalised.
 #[derive(Debug, Clone, PartialEq)]
@@ -58,36 +41,33 @@ pub struct ValidRequest {
     pub date_of_birth: Option<Date>,
 }
 
-impl ScreenRequest {
-    /// Builds a request from its parts (a convenience for callers and tests).
-    #[must_use]
-    pub fn new(
-        name: impl Into<String>,
-        country: Option<&str>,
-        date_of_birth: Option<&str>,
-    ) -> Self {
-        ScreenRequest {
-            name: name.into(),
-            country: country.map(str::to_owned),
-            date_of_birth: date_of_birth.map(str::to_owned),
-        }
-    }
+/// The validation of the contract's [`ScreenRequest`] (the module doc's rules).
+pub trait Validate {
+    /// Validates against today's UTC date (see [`Validate::validate_at`]).
+    ///
+    /// # Errors
+    /// [`ScreenError::InvalidArgument`] naming the first field at fault, in the order `name`,
+    /// `country`, `date_of_birth`.
+    fn validate(&self) -> Result<ValidRequest, ScreenError>;
 
+    /// Validates with `today` as the latest acceptable date of birth.
+    ///
+    /// # Errors
+    /// As [`Validate::validate`].
+    fn validate_at(&self, today: Date) -> Result<ValidRequest, ScreenError>;
+}
+
+impl Validate for ScreenRequest {
     /// Validates against today's UTC date (see [`ScreenRequest::validate_at`]).
     ///
     /// # Errors
     /// [`ScreenError::InvalidArgument`] naming the first field at fault, in the order `name`,
     /// `country`, `date_of_birth`.
-    pub fn validate(&self) -> Result<ValidRequest, ScreenError> {
+    fn validate(&self) -> Result<ValidRequest, ScreenError> {
         self.validate_at(time::OffsetDateTime::now_utc().date())
     }
 
-    /// Validates with `today` as the latest acceptable date of birth (the module doc's rules).
-    ///
-    /// # Errors
-    /// [`ScreenError::InvalidArgument`] naming the first field at fault, in the order `name`,
-    /// `country`, `date_of_birth`.
-    pub fn validate_at(&self, today: Date) -> Result<ValidRequest, ScreenError> {
+    fn validate_at(&self, today: Date) -> Result<ValidRequest, ScreenError> {
         let query = validate_name(&self.name)?;
         let country = self.country.as_deref().map(validate_country).transpose()?;
         let date_of_birth = self
@@ -106,10 +86,10 @@ impl ScreenRequest {
 
 fn validate_name(name: &str) -> Result<NormalizedName, ScreenError> {
     let chars = name.chars().count();
-    if chars == 0 || chars > MAX_NAME_CHARS {
+    if chars == 0 || chars > NAME_MAX_CHARS {
         return Err(ScreenError::invalid(
             "name",
-            format!("name must be 1 to {MAX_NAME_CHARS} characters, got {chars}"),
+            format!("name must be 1 to {NAME_MAX_CHARS} characters, got {chars}"),
         ));
     }
     if name.chars().any(char::is_control) {

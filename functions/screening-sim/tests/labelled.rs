@@ -18,7 +18,7 @@ mod support;
 
 use std::collections::BTreeMap;
 
-use screening_sim::{ScreenRequest, ScreenStatus, Screener};
+use screening_sim::{ScreenRequest, ScreenStatus, Screener, Validate};
 use support::labelled_gen;
 
 /// Precision floor (measured figure in `docs/benchmarks.md`).

@@ -3,12 +3,12 @@
 
 use screening_sim::matching::DEFAULT_THRESHOLD;
 use screening_sim::{
-    EntryKind, MatchConfig, ScreenRequest, ScreenResult, ScreenStatus, Screener, Watchlist,
-    WatchlistEntry,
+    EntryKind, MatchConfig, ScreenRequest, ScreenResponse, ScreenStatus, Screener, Validate,
+    Watchlist, WatchlistEntry,
 };
 use time::macros::date;
 
-fn screen(name: &str, country: Option<&str>, dob: Option<&str>) -> ScreenResult {
+fn screen(name: &str, country: Option<&str>, dob: Option<&str>) -> ScreenResponse {
     let request = ScreenRequest::new(name, country, dob)
         .validate_at(date!(2026 - 06 - 30))
         .unwrap();
@@ -23,7 +23,7 @@ fn person(pred: impl Fn(&WatchlistEntry) -> bool) -> &'static WatchlistEntry {
         .unwrap()
 }
 
-fn score_of(result: &ScreenResult, id: &str) -> Option<f64> {
+fn score_of(result: &ScreenResponse, id: &str) -> Option<f64> {
     result
         .matches
         .iter()

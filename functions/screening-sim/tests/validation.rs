@@ -3,7 +3,7 @@
 //! `invalid_argument` and a message naming the field, or, for mixed scripts, screened.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test helpers outside #[test] fns
 
-use screening_sim::{ScreenError, ScreenRequest, ScreenStatus, Screener};
+use screening_sim::{ScreenError, ScreenRequest, ScreenStatus, Screener, Validate};
 use time::macros::date;
 
 const TODAY: time::Date = date!(2026 - 06 - 30);

@@ -10,6 +10,8 @@
 
 use std::time::Duration;
 
+use kosha_clients::hop::hop_deadline;
+use kosha_clients::screening::{ScreenMeta, ScreeningClient, ScreeningError};
 use kosha_contract::screening::ScreenRequest;
 use kosha_resilience::config::Profile;
 use kosha_resilience::deadline::Deadline;
@@ -17,7 +19,6 @@ use kosha_resilience::policy::{Policy, PolicyError};
 use kosha_resilience::retry::Idempotency;
 use kosha_state::screening::{Finished, ScreeningItem, ScreeningState};
 use kosha_state::{Clock, StateError, StateTable, SystemClock};
-use screening_sim::client::{ScreenMeta, ScreeningClient, ScreeningError};
 
 use crate::handler::{Queue, Sim, SimAnswer, Store};
 
@@ -34,9 +35,6 @@ pub const PROFILE: Profile = Profile {
 /// Prefix of the worker policy's `KOSHA_POLICY_*` overrides.
 pub const POLICY_ENV_PREFIX: &str = "KOSHA_POLICY_SCREENING_WORKER";
 
-/// Margin kept on the hop to screening-sim (SPEC §7).
-const HOP_MARGIN: Duration = Duration::from_millis(150);
-
 /// screening-sim under a [`Policy`].
 #[derive(Debug)]
 pub struct PolicySim {
@@ -48,13 +46,13 @@ pub struct PolicySim {
 
 impl Sim for PolicySim {
     async fn screen(&self, request: &ScreenRequest, deadline: &Deadline) -> SimAnswer {
-        let header = deadline.child(HOP_MARGIN).to_header();
         let answer = self
             .policy
             .call(deadline, Idempotency::Idempotent, |attempt| {
                 let meta = ScreenMeta {
                     principal: None,
-                    deadline_header: Some(header.clone()),
+                    // SPEC §7: the attempt's end, not only the batch's, bounds the hop.
+                    deadline_header: Some(hop_deadline(deadline, attempt.timeout).to_header()),
                     timeout: attempt.timeout,
                 };
                 async move { self.client.screen(&meta, request).await }

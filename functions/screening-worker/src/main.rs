@@ -12,14 +12,17 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use aws_lambda_events::event::sqs::{SqsBatchResponse, SqsEvent};
+use kosha_clients::config::{
+    SCREENING_AUTH_ENV, SCREENING_QUEUE_URL_ENV, ScreeningConfig, ServiceAuth,
+};
+use kosha_clients::screening::ScreeningClient;
+use kosha_contract::dependency::Dependency;
 use kosha_resilience::config::PolicyConfig;
 use kosha_resilience::deadline::Deadline;
 use kosha_resilience::policy::Policy;
 use kosha_runtime::config::{self, ConfigError};
-use kosha_runtime::sigv4::SigV4Signer;
 use kosha_state::{DynamoOverrides, OverrideSettings, StateTable, SystemClock};
 use lambda_runtime::{LambdaEvent, service_fn};
-use screening_sim::client::ScreeningClient;
 use screening_worker::deps::{POLICY_ENV_PREFIX, PROFILE, PolicySim, SqsQueue};
 use screening_worker::handler::Worker;
 
@@ -41,7 +44,7 @@ async fn async_main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    if std::env::var_os("AWS_LAMBDA_RUNTIME_API").is_none() {
+    if !kosha_runtime::on_lambda() {
         let queue_url = worker.queue.queue_url.clone();
         screening_worker::local::run(&worker, &sqs, &queue_url).await;
         return ExitCode::SUCCESS;
@@ -77,44 +80,30 @@ fn required(key: &str) -> Result<String, ConfigError> {
 }
 
 async fn build() -> Result<(RealWorker, aws_sdk_sqs::Client), ConfigError> {
-    let url = config::string_or("KOSHA_SCREENING_URL", "http://127.0.0.1:8082");
-    let iam = match config::string_or("KOSHA_SCREENING_AUTH", "none").trim() {
-        "none" => false,
-        "iam" => true,
-        _ => {
-            return Err(ConfigError::new(
-                "KOSHA_SCREENING_AUTH",
-                "expected none or iam",
-            ));
-        }
-    };
-    let queue_url = required("KOSHA_SCREENING_QUEUE_URL")?;
+    let screening = ScreeningConfig::from_env()?;
+    let queue_url = screening
+        .queue_url
+        .ok_or_else(|| ConfigError::new(SCREENING_QUEUE_URL_ENV, "is required"))?;
     let dlq_url = required("KOSHA_SCREENING_DLQ_URL")?;
     let table_name = StateTable::name_from_env()
-        .map_err(|e| ConfigError::new("KOSHA_STATE_TABLE", e.to_string()))?;
+        .map_err(|e| ConfigError::new(kosha_state::STATE_TABLE_ENV, e.to_string()))?;
     let policy_config = PolicyConfig::from_lookup(PROFILE, POLICY_ENV_PREFIX, config::var)
         .map_err(|e| ConfigError::new(POLICY_ENV_PREFIX, e.to_string()))?;
     let sdk = kosha_runtime::aws::sdk_config().await;
     let table = StateTable::from_sdk(&sdk, &table_name)
-        .map_err(|e| ConfigError::new("KOSHA_STATE_TABLE", e.to_string()))?;
+        .map_err(|e| ConfigError::new(kosha_state::STATE_TABLE_ENV, e.to_string()))?;
     let overrides = Arc::new(DynamoOverrides::new(
         table.single_attempt(),
         OverrideSettings::default(),
         Arc::new(SystemClock),
     ));
-    let policy = Policy::try_new("screening-sim", policy_config, overrides)
+    let policy = Policy::try_new(Dependency::ScreeningSim, policy_config, overrides)
         .map_err(|e| ConfigError::new(POLICY_ENV_PREFIX, e.to_string()))?;
     let http = kosha_runtime::tls::http_client()
         .map_err(|e| ConfigError::new("TLS roots", e.to_string()))?;
-    let mut client = ScreeningClient::new(&url, http);
-    if iam {
-        let (Some(provider), Some(region)) = (sdk.credentials_provider(), sdk.region()) else {
-            return Err(ConfigError::new(
-                "KOSHA_SCREENING_AUTH",
-                "iam needs an AWS region and a credentials provider",
-            ));
-        };
-        client = client.with_signer(Arc::new(SigV4Signer::new(provider, region.as_ref())));
+    let mut client = ScreeningClient::new(&screening.url, http);
+    if screening.auth == ServiceAuth::Iam {
+        client = client.with_signer(kosha_clients::config::iam_signer(&sdk, SCREENING_AUTH_ENV)?);
     }
     let sqs = aws_sdk_sqs::Client::new(&sdk);
     let worker = Worker {

@@ -7,8 +7,8 @@
 use tokio_postgres::Client;
 
 use super::DbError;
-use super::pool::{PoolSettings, pg_config};
 use super::seed::{self, SeedCounts};
+use kosha_pg::pool::{PoolSettings, pg_config};
 
 /// The SQL files of `functions/core-api/migrations`, compiled in.
 mod embedded {
@@ -23,7 +23,7 @@ const MIGRATION_LOCK: i64 = 0x6B_6F73_6861;
 pub enum MigrateError {
     /// The URL is invalid.
     #[error(transparent)]
-    Config(#[from] super::pool::PoolBuildError),
+    Config(#[from] kosha_pg::PoolBuildError),
     /// PostgreSQL failed.
     #[error(transparent)]
     Db(#[from] DbError),

@@ -57,7 +57,7 @@ pub(super) async fn with_client<T>(
     budget: &Budget,
     work: impl AsyncFnOnce(&mut Object) -> Result<T, DbError>,
 ) -> Result<T, DbError> {
-    let mut client = checkout(pool, budget).await?;
+    let mut client = checkout(pool, budget.deadline, budget.postgres.margin).await?;
     let Some(deadline) = budget.deadline else {
         return work(&mut client).await;
     };

@@ -8,15 +8,14 @@
 pub mod articles;
 pub mod corpus;
 pub mod ledger;
-pub mod prng;
 
 use time::OffsetDateTime;
 use tokio_postgres::Client;
 
 use super::DbError;
 use articles::Article;
+use kosha_splitmix::{Index, SplitMix64};
 use ledger::{Account, Transaction};
-use prng::SplitMix64;
 
 /// The PRNG seed ("KOSHA" in ASCII). Changing it changes every seeded row.
 pub const SEED: u64 = 0x004B_4F53_4841;
@@ -76,7 +75,7 @@ impl SeedData {
 
 /// Generates the seed data; pure and deterministic.
 pub fn generate() -> SeedData {
-    let mut rng = SplitMix64::new(SEED);
+    let mut rng = SplitMix64::with_index(SEED, Index::Modulo);
     let accounts = ledger::accounts(&mut rng);
     let transactions = ledger::transactions(&mut rng, &accounts);
     let articles = articles::articles(&mut rng);

@@ -20,6 +20,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use kosha_contract::core_api::EmbedderHealth;
+use kosha_contract::dependency::Dependency;
 use kosha_resilience::chaos::{Faults, InjectedFault};
 use kosha_resilience::classify::{Classify, ErrorClass};
 use kosha_resilience::deadline::Deadline;
@@ -40,8 +41,8 @@ pub type FaultPlan = Faults<SmallRng>;
 /// 2 MB).
 pub const MAX_BODY_BYTES: usize = 16 * 1024 * 1024;
 
-/// The dependency name of the policy and the breaker override (SPEC §8).
-pub const DEPENDENCY: &str = "openai";
+/// The dependency of the policy and the breaker override (SPEC §8).
+pub const DEPENDENCY: Dependency = Dependency::OpenAi;
 
 /// Why one attempt failed; classified for the policy through [`Classify`].
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]

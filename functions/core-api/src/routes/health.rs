@@ -11,7 +11,7 @@ use kosha_contract::core_api::Health;
 use kosha_contract::error::ErrorBody;
 
 use super::AppState;
-use super::openapi::Common;
+use super::openapi::{Common, PostgresFailures};
 use crate::db::queries;
 use crate::deadline::Budget;
 use crate::error::ApiError;
@@ -26,11 +26,7 @@ use crate::error::ApiError;
     responses(
         (status = 200, description = "Ready: PostgreSQL answered.", body = Health),
         (status = 400, description = "invalid_argument: malformed X-Request-Deadline.", body = ErrorBody),
-        (status = 503, description = "PostgreSQL unavailable (dependency_unavailable, \
-            dependency postgres) or its pool busy (overloaded).", body = ErrorBody,
-            headers(("Retry-After" = u64, description = "Whole seconds, as retry_after_s."))),
-        (status = 504, description = "deadline_exceeded: X-Request-Deadline past, or \
-            PostgreSQL did not answer in time.", body = ErrorBody),
+        PostgresFailures,
     )
 )]
 ///

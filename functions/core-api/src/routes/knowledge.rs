@@ -19,7 +19,7 @@ use serde_json::{Map, Value};
 
 use super::AppState;
 use super::extract::ApiJson;
-use super::openapi::Common;
+use super::openapi::{Common, PostgresFailures};
 use crate::deadline::Budget;
 use crate::error::ApiError;
 use crate::text;
@@ -101,11 +101,7 @@ fn reject_unknown(rest: &Map<String, Value>) -> Result<(), ApiError> {
             alone (embeddings unavailable, SPEC §10).", body = SearchResponse),
         (status = 400, description = "invalid_argument: the body (not JSON, duplicate key, \
             wrong shape, bad query or top_k, unknown field) or a header.", body = ErrorBody),
-        (status = 503, description = "PostgreSQL unavailable (dependency_unavailable, \
-            dependency postgres) or its pool busy (overloaded).", body = ErrorBody,
-            headers(("Retry-After" = u64, description = "Whole seconds, as retry_after_s."))),
-        (status = 504, description = "deadline_exceeded: X-Request-Deadline past, or \
-            PostgreSQL did not answer in time.", body = ErrorBody),
+        PostgresFailures,
     )
 )]
 pub async fn search(

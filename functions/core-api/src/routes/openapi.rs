@@ -98,6 +98,26 @@ pub async fn document() -> Result<Response, ApiError> {
         .into_response())
 }
 
+/// The 503 and 504 every route that reads PostgreSQL may answer (SPEC §7), documented once.
+#[derive(utoipa::IntoResponses)]
+pub enum PostgresFailures {
+    /// 503.
+    #[response(
+        status = 503,
+        description = "PostgreSQL unavailable (dependency_unavailable, dependency postgres) or \
+                       its pool busy (overloaded).",
+        headers(("Retry-After" = u64, description = "Whole seconds, as retry_after_s."))
+    )]
+    Unavailable(ErrorBody),
+    /// 504.
+    #[response(
+        status = 504,
+        description = "deadline_exceeded: X-Request-Deadline past, or PostgreSQL did not \
+                       answer in time."
+    )]
+    DeadlineExceeded(ErrorBody),
+}
+
 /// A string schema.
 fn string() -> ObjectBuilder {
     ObjectBuilder::new().schema_type(SchemaType::new(Type::String))

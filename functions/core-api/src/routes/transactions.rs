@@ -18,7 +18,7 @@ use time::format_description::well_known::Rfc3339;
 
 use super::AppState;
 use super::extract::{ApiPath, ApiQuery};
-use super::openapi::{AccountIdPath, Common, TransactionIdPath};
+use super::openapi::{AccountIdPath, Common, PostgresFailures, TransactionIdPath};
 use crate::cursor;
 use crate::db::queries::{self, Keyset, ListQuery};
 use crate::deadline::Budget;
@@ -101,11 +101,7 @@ fn timestamp(field: &str, raw: &str) -> Result<OffsetDateTime, ApiError> {
         (status = 200, description = "The transaction.", body = TransactionResponse),
         (status = 400, description = "invalid_argument: malformed id or header.", body = ErrorBody),
         (status = 404, description = "not_found: no such transaction.", body = ErrorBody),
-        (status = 503, description = "PostgreSQL unavailable (dependency_unavailable, \
-            dependency postgres) or its pool busy (overloaded).", body = ErrorBody,
-            headers(("Retry-After" = u64, description = "Whole seconds, as retry_after_s."))),
-        (status = 504, description = "deadline_exceeded: X-Request-Deadline past, or \
-            PostgreSQL did not answer in time.", body = ErrorBody),
+        PostgresFailures,
     )
 )]
 pub async fn get_transaction(
@@ -138,11 +134,7 @@ pub async fn get_transaction(
         (status = 400, description = "invalid_argument: malformed id, limit, cursor, from, to \
             (or from after to), an unknown query parameter, or a malformed header.", body = ErrorBody),
         (status = 404, description = "not_found: no such account.", body = ErrorBody),
-        (status = 503, description = "PostgreSQL unavailable (dependency_unavailable, \
-            dependency postgres) or its pool busy (overloaded).", body = ErrorBody,
-            headers(("Retry-After" = u64, description = "Whole seconds, as retry_after_s."))),
-        (status = 504, description = "deadline_exceeded: X-Request-Deadline past, or \
-            PostgreSQL did not answer in time.", body = ErrorBody),
+        PostgresFailures,
     )
 )]
 pub async fn list_transactions(

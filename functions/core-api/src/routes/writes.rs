@@ -33,7 +33,7 @@ use sha2::{Digest, Sha256};
 
 use super::AppState;
 use super::extract::ApiJson;
-use super::openapi::WriteHeaders;
+use super::openapi::{PostgresFailures, WriteHeaders};
 use crate::db::writes::{self, KeyScope, NewDispute, NewReview, Refusal, Written};
 use crate::deadline::Budget;
 use crate::error::ApiError;
@@ -178,11 +178,7 @@ fn prepare<T: DeserializeOwned>(
         (status = 404, description = "not_found: no such transaction.", body = ErrorBody),
         (status = 409, description = "conflict: the Idempotency-Key was used with another body, or the transaction already has an open dispute (named).",
             body = ErrorBody),
-        (status = 503, description = "PostgreSQL unavailable (dependency_unavailable, \
-            dependency postgres) or its pool busy (overloaded).", body = ErrorBody,
-            headers(("Retry-After" = u64, description = "Whole seconds, as retry_after_s."))),
-        (status = 504, description = "deadline_exceeded: X-Request-Deadline past, or \
-            PostgreSQL did not answer in time.", body = ErrorBody),
+        PostgresFailures,
     )
 )]
 pub async fn raise_dispute(
@@ -235,11 +231,7 @@ pub async fn raise_dispute(
         (status = 404, description = "not_found: no such transaction.", body = ErrorBody),
         (status = 409, description = "conflict: the Idempotency-Key was used with another body.",
             body = ErrorBody),
-        (status = 503, description = "PostgreSQL unavailable (dependency_unavailable, \
-            dependency postgres) or its pool busy (overloaded).", body = ErrorBody,
-            headers(("Retry-After" = u64, description = "Whole seconds, as retry_after_s."))),
-        (status = 504, description = "deadline_exceeded: X-Request-Deadline past, or \
-            PostgreSQL did not answer in time.", body = ErrorBody),
+        PostgresFailures,
     )
 )]
 pub async fn request_review(

@@ -51,7 +51,7 @@ async fn a_body_over_a_bound_is_400_and_caller_text_is_clipped() {
 
 #[tokio::test]
 async fn an_unknown_query_parameter_is_named_clipped() {
-    // Attack pass, session 7: a 20,000-character key came back whole, twice.
+    // Attack pass of 2026-12-01 (commit ce42f57): a 20,000-character key came back whole, twice.
     let db = TestDb::seeded().await;
     let app = db.app();
     let key = "k".repeat(20_000);

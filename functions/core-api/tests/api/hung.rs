@@ -132,7 +132,7 @@ async fn without_a_deadline_the_connect_timeout_still_bounds_the_wait() {
         reply.body
     );
     assert_eq!(reply.code(), "dependency_unavailable");
-    assert_eq!(took, db::pool::DEFAULT_CONNECT_TIMEOUT);
+    assert_eq!(took, kosha_pg::pool::DEFAULT_CONNECT_TIMEOUT);
 }
 
 /// The one connection slot is taken by a connect that hangs for its 2 s: the next request

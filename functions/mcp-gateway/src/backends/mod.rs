@@ -1,5 +1,6 @@
-//! Typed clients for the gateway's dependencies and the resilience policy of each. A client
-//! knows one dependency's wire format ([`kosha_contract`]) and nothing about tools or MCP.
+//! The resilience policy of each of the gateway's dependencies, and the deferred-screening
+//! record ([`screening`]). The typed clients themselves are `kosha_clients`'s, shared with the
+//! screening-worker.
 //!
 //! [`Backend`] names each dependency call the gateway makes under a policy of its own, with
 //! its row of seed 004 §1's table:
@@ -13,9 +14,7 @@
 //! Each setting can be overridden with `<env prefix>_<SETTING>` (see
 //! [`kosha_resilience::config`]), e.g. `KOSHA_POLICY_CORE_API_READ_BREAKER_OPEN_MS=3000`.
 
-pub mod core_api;
 pub mod screening;
-pub mod sigv4;
 
 use std::time::Duration;
 

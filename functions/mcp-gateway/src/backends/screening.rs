@@ -1,7 +1,7 @@
 //! screening-sim and the deferred-screening record (SPEC §4, §10; issue 12).
 //!
-//! - The HTTP client is screening-sim's own ([`screening_sim::client`]), shared with the
-//!   screening-worker so both call the service the same way.
+//! - The HTTP client is [`kosha_clients::screening`], shared with the screening-worker so both
+//!   call the service the same way.
 //! - [`Screenings`] keeps `screening#<id>` items (through [`kosha_state::screening`]) and
 //!   sends deferred ones to the screening queue. [`Screenings::defer`] is the only way to
 //!   record a deferral: the item first, then the message; when the message cannot be sent the
@@ -17,8 +17,6 @@ use std::time::Duration;
 use kosha_contract::screening::ScreeningMessage;
 use kosha_state::screening::ScreeningItem;
 use kosha_state::{StateError, StateTable};
-
-pub use screening_sim::client::{ScreenMeta, ScreeningClient, ScreeningError};
 
 /// Why a screening could not be recorded or read.
 #[derive(Debug, thiserror::Error)]

@@ -47,7 +47,7 @@ use serde_json::{Map, Value};
 
 use super::error::EdgeError;
 use super::ids;
-use crate::echo::{ECHO_MAX_CHARS, clip};
+use kosha_contract::echo::{ECHO_MAX_CHARS, clip};
 
 /// What the edge needs of a message that passed the check.
 #[derive(Debug, Clone, PartialEq)]
@@ -556,7 +556,7 @@ mod tests {
 
     #[test]
     fn a_protocol_version_too_long_for_a_revision_is_refused_clipped() {
-        // Attack pass, session 7: rmcp quoted a 1 MB params.protocolVersion whole, in its
+        // Attack pass of 2026-12-01 (commit ce42f57): rmcp quoted a 1 MB params.protocolVersion whole, in its
         // reply and in a WARN line.
         let long = "v".repeat(1_000_000);
         let initialize = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize",

@@ -186,7 +186,7 @@ mod tests {
             "lambda-url.eu-west-1.on.aws",
             "abc.lambda-url.eu-west-1.on.aws.evil.com",
             "localhost.evil.com",
-            // Not a port after an IPv6 literal (attack pass, session 7).
+            // Not a port after an IPv6 literal (attack pass of 2026-12-01, commit 195ef72).
             "[::1]evil.example",
             "[::1].evil.example",
             "[::1]:99@evil.example",

@@ -17,7 +17,7 @@ use axum::http::header;
 use axum::response::Response;
 use serde_json::Value;
 
-use crate::echo::ECHO_MAX_CHARS;
+use kosha_contract::echo::ECHO_MAX_CHARS;
 
 /// The id rmcp sees in place of one it should not carry.
 pub const EDGE_ID: &str = "kosha-edge-id";

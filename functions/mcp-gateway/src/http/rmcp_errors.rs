@@ -8,7 +8,7 @@ use axum::http::header;
 use axum::response::{IntoResponse, Response};
 
 use super::error::EdgeError;
-use crate::echo::{clip, clip_quoted};
+use kosha_contract::echo::{clip, clip_quoted};
 
 /// Largest rmcp error body read back for [`json_errors`]; rmcp's are one line.
 const MAX_PLAIN_ERROR_BYTES: usize = 4096;
@@ -148,7 +148,7 @@ mod tests {
         let message = body["error"]["message"].as_str().unwrap();
         assert!(message.starts_with("Unsupported MCP-Protocol-Version: 999"));
         assert!(message.ends_with('…'));
-        assert!(message.chars().count() <= crate::echo::ECHO_MAX_CHARS + 1);
+        assert!(message.chars().count() <= kosha_contract::echo::ECHO_MAX_CHARS + 1);
 
         let resp = json_errors(plain(
             StatusCode::INTERNAL_SERVER_ERROR,
@@ -163,7 +163,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_json_refusal_keeps_its_code_and_id_with_its_message_clipped() {
-        // Attack pass, session 7: rmcp's −32020 quoted a 200 KB Mcp-Name header whole.
+        // Attack pass of 2026-12-01 (commit ce42f57): rmcp's −32020 quoted a 200 KB Mcp-Name header whole.
         let quoted = "n".repeat(200_000);
         let refusal = serde_json::json!({"jsonrpc": "2.0", "id": 3, "error": {"code": -32020,
             "message": format!("Mcp-Name header `{quoted}` does not match body value `x`")}});

@@ -15,7 +15,7 @@
 //! feed and carriage return are refused, before any network call, naming the field; core-api
 //! refuses them too (400, which never counts against the breaker).
 //!
-//! Caller text quoted in messages (field names, values) is clipped ([`crate::echo`]); a
+//! Caller text quoted in messages (field names, values) is clipped ([`kosha_contract::echo`]); a
 //! value is quoted only when it is a number.
 
 use jsonschema::error::{TypeKind, ValidationErrorKind};
@@ -25,7 +25,7 @@ use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
 use super::error::ToolError;
-use crate::echo::clip;
+use kosha_contract::echo::clip;
 
 /// A key that appears twice at the top level of a `tools/call`'s `arguments`, found by the
 /// HTTP edge in the raw body (the parsed arguments keep only the last value) and put into the
@@ -443,7 +443,7 @@ mod tests {
         let long = "k".repeat(5_000);
         let (field, message) = refused(json!({"query": "x", long.clone(): 1}));
         assert!(
-            field.chars().count() <= crate::echo::ECHO_MAX_CHARS + 1,
+            field.chars().count() <= kosha_contract::echo::ECHO_MAX_CHARS + 1,
             "{field}"
         );
         assert!(message.len() < 200, "{message}");

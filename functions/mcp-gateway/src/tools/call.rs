@@ -20,15 +20,12 @@ use kosha_contract::screening::{ScreenRequest, ScreenResponse};
 use kosha_runtime::trace::RequestTrace;
 
 use crate::backends::Backend;
-use crate::backends::core_api::{CallMeta, CoreApiError};
-use crate::backends::screening::{ScreenMeta, ScreeningError};
 use crate::chaos::Honoured;
 use crate::state::Gateway;
 use crate::tools::error::ToolError;
-
-/// Margin the gateway keeps for itself on the hop to core-api (SPEC §7): core-api is sent
-/// `deadline − 150 ms`.
-pub const CORE_API_HOP_MARGIN: Duration = Duration::from_millis(150);
+use kosha_clients::core_api::{CallMeta, CoreApiError};
+use kosha_clients::hop::hop_deadline;
+use kosha_clients::screening::{ScreenMeta, ScreeningError};
 
 /// One `tools/call` in progress: who is calling and by when it must answer.
 #[derive(Debug)]
@@ -118,7 +115,9 @@ impl Call<'_> {
                 self.attempts.fetch_add(1, Ordering::Relaxed);
                 op(CallMeta {
                     principal: self.principal.map(str::to_owned),
-                    deadline_header: Some(hop_deadline(attempt.timeout)),
+                    deadline_header: Some(
+                        hop_deadline(&self.deadline, attempt.timeout).to_header(),
+                    ),
                     timeout: attempt.timeout,
                     chaos: self.chaos.map(|h| h.header.clone()),
                 })
@@ -135,19 +134,6 @@ pub async fn waiting<F: Future>(trace: Option<&RequestTrace>, future: F) -> F::O
         Some(trace) => trace.waiting(future).await,
         None => future.await,
     }
-}
-
-/// The `X-Request-Deadline` of one attempt (SPEC §7): the attempt's own end, less the hop
-/// margin ([`CORE_API_HOP_MARGIN`]). The attempt timeout is already
-/// `min(remaining − margin, cap)`, so this is never later than the call's deadline − 150 ms;
-/// and the gateway stops listening when the attempt times out, so the receiver must finish
-/// (and give its own dependencies their budgets, e.g. core-api's embeddings call and statement
-/// timeout) before then: a search whose embeddings call hangs answers its degraded full-text
-/// result inside the gateway's 2 s attempt instead of after it.
-fn hop_deadline(attempt_timeout: Duration) -> String {
-    Deadline::after(attempt_timeout)
-        .child(CORE_API_HOP_MARGIN)
-        .to_header()
 }
 
 /// [`map_policy_error`] for a write: every way the deadline or the attempt cap can cut it
@@ -186,7 +172,7 @@ impl Call<'_> {
                 self.attempts.fetch_add(1, Ordering::Relaxed);
                 let meta = ScreenMeta {
                     principal: self.principal.map(str::to_owned),
-                    deadline_header: Some(hop_deadline(attempt.timeout)),
+                    deadline_header: Some(hop_deadline(deadline, attempt.timeout).to_header()),
                     timeout: attempt.timeout,
                 };
                 async move { self.gateway.screening.screen(&meta, request).await }

@@ -22,7 +22,7 @@ use super::call::Call;
 use super::catalogue::{DEFAULT_MIN_BUDGET, Hints, Spec, Tool};
 use super::error::ToolError;
 use crate::backends::screening::RecordError;
-use crate::echo::clip;
+use kosha_contract::echo::clip;
 
 /// How long to wait before asking again about a pending screening, seconds.
 pub const PENDING_RETRY_AFTER_S: u64 = 5;

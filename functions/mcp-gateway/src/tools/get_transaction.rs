@@ -12,7 +12,7 @@ use super::call::Call;
 use super::catalogue::{DEFAULT_MIN_BUDGET, Hints, Need, Spec, Tool};
 use super::error::ToolError;
 use crate::backends::Backend;
-use crate::echo::clip;
+use kosha_contract::echo::clip;
 
 /// Arguments.
 #[derive(Debug, Deserialize, JsonSchema)]

@@ -5,14 +5,50 @@
 //! (`created: false`) instead of writing twice. Used by `raise_dispute` and
 //! `flag_transaction_for_review`.
 
-use kosha_contract::canonical;
+use kosha_clients::core_api::{KeyedWrite, Written};
+use kosha_contract::{canonical, ids};
 use kosha_runtime::audit::events;
 use serde::Serialize;
 use serde_json::json;
 use sha2::{Digest, Sha256};
 
+use super::call::Call;
 use super::error::ToolError;
-use crate::echo::clip;
+use kosha_contract::echo::clip;
+
+/// The body of both keyed-write tools (SPEC §4): a transaction id that cannot exist is
+/// `not_found` without a call; then the key ([`key_for`]), one write under the write policy
+/// ([`Call::core_api_write`]), and the audit line ([`audit`]).
+///
+/// # Errors
+/// `not_found`, the key's [`ToolError::Internal`], or the errors of
+/// [`Call::core_api_write`].
+pub async fn run<W: KeyedWrite>(
+    call: &Call<'_>,
+    tool: &'static str,
+    given_key: Option<String>,
+    request: W,
+) -> Result<Written<W::Record>, ToolError> {
+    if !ids::TRANSACTION.may_exist(request.transaction_id()) {
+        let id = clip(request.transaction_id());
+        return Err(ToolError::NotFound(format!("transaction {id} not found")));
+    }
+    let key = key_for(given_key, call.principal, tool, &request)?;
+    let written = call
+        .core_api_write(|meta| {
+            let (key, request) = (key.as_str(), &request);
+            async move { call.gateway.core_api.keyed_write(&meta, key, request).await }
+        })
+        .await?;
+    audit(
+        call.principal,
+        tool,
+        &key,
+        W::record_id(&written.record),
+        written.created,
+    );
+    Ok(written)
+}
 
 /// Prefix of derived keys, so an operator reading `ops.idempotency_keys` tells them apart.
 pub const DERIVED_PREFIX: &str = "kosha-derived-";

@@ -18,7 +18,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use crate::echo::clip;
+use kosha_contract::echo::clip;
 
 /// How a call ended, as the record reports it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -20,7 +20,6 @@ use super::catalogue::{DEFAULT_MIN_BUDGET, Hints, Need, Spec, Tool};
 use super::error::ToolError;
 use super::idempotency::{self, KEY_PATTERN};
 use crate::backends::Backend;
-use crate::echo::clip;
 
 /// Arguments.
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -83,39 +82,13 @@ impl Tool for RaiseDispute {
     /// transaction's, bad reason), `conflict` (an open dispute, named; a key reused with
     /// other arguments), or the errors of [`Call::core_api_write`].
     async fn run(call: &Call<'_>, args: Args) -> Result<Output, ToolError> {
-        if !ids::TRANSACTION.may_exist(&args.transaction_id) {
-            let id = clip(&args.transaction_id);
-            return Err(ToolError::NotFound(format!("transaction {id} not found")));
-        }
         let request = DisputeRequest {
             transaction_id: args.transaction_id,
             reason: args.reason,
             amount_minor: args.amount_minor,
         };
-        let key = idempotency::key_for(
-            args.idempotency_key,
-            call.principal,
-            Self::SPEC.name,
-            &request,
-        )?;
-        let written = call
-            .core_api_write(|meta| {
-                let (key, request) = (key.as_str(), &request);
-                async move {
-                    call.gateway
-                        .core_api
-                        .raise_dispute(&meta, key, request)
-                        .await
-                }
-            })
-            .await?;
-        idempotency::audit(
-            call.principal,
-            Self::SPEC.name,
-            &key,
-            &written.record.dispute_id,
-            written.created,
-        );
+        let written =
+            idempotency::run(call, Self::SPEC.name, args.idempotency_key, request).await?;
         Ok(Output {
             dispute_id: written.record.dispute_id,
             status: written.record.status,

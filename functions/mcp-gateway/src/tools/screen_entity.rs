@@ -40,7 +40,7 @@ use super::call::{Call, ceil_secs};
 use super::catalogue::{DEFAULT_MIN_BUDGET, Hints, Need, Spec, Tool};
 use super::error::ToolError;
 use crate::backends::Backend;
-use crate::backends::screening::ScreeningError;
+use kosha_clients::screening::ScreeningError;
 
 /// Time kept after the sim call for recording a deferral (a PutItem and a SendMessage, a
 /// few ms each when healthy).

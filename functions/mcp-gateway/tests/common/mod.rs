@@ -15,7 +15,7 @@ use kosha_resilience::config::PolicyConfig;
 use kosha_resilience::overrides::NoOverrides;
 use kosha_resilience::rate_limit::{BucketConfig, LocalRateLimiter};
 use mcp_gateway::backends::PerBackend;
-use mcp_gateway::config::{CoreApiAuth, DEFAULT_BODY_READ_TIMEOUT, GatewayConfig};
+use mcp_gateway::config::{DEFAULT_BODY_READ_TIMEOUT, GatewayConfig, ServiceAuth};
 use mcp_gateway::state::Gateway;
 use serde_json::{Value, json};
 use tower::ServiceExt;
@@ -57,7 +57,7 @@ fn now_ms() -> i64 {
 pub fn config(core_api_url: &str, max_in_flight: usize) -> GatewayConfig {
     GatewayConfig {
         core_api_url: core_api_url.to_owned(),
-        core_api_auth: CoreApiAuth::None,
+        core_api_auth: ServiceAuth::None,
         allowed_hosts: vec!["localhost".to_owned()],
         allowed_origins: vec![],
         max_in_flight,

@@ -2,7 +2,6 @@
 //! database, outbox rows, and counting what arrived by `event_id`.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::sync::Arc;
 use std::time::Duration;
 
 use aws_config::{BehaviorVersion, Region};
@@ -12,7 +11,6 @@ use core_api::db::writes::{self, KeyScope, NewDispute};
 use core_api::deadline::Budget;
 use kosha_contract::events::{EVENT_TYPE_ATTRIBUTE, Event};
 use kosha_resilience::config::{PolicyConfig, Profile};
-use kosha_resilience::overrides::NoOverrides;
 use kosha_resilience::policy::Policy;
 use outbox_relay::config::SQS_PROFILE;
 use outbox_relay::publish::Sqs;
@@ -87,10 +85,9 @@ pub fn relay(
 
 /// A policy toward SQS with [`TEST_PROFILE`].
 pub fn policy() -> Policy {
-    Policy::try_new(
-        "sqs",
+    Policy::try_without_overrides(
+        outbox_relay::SQS_DEPENDENCY,
         PolicyConfig::from_profile(TEST_PROFILE),
-        Arc::new(NoOverrides),
     )
     .unwrap()
 }

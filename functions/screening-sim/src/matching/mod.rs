@@ -25,7 +25,6 @@ pub mod evidence;
 use std::collections::HashMap;
 use std::sync::LazyLock;
 
-use serde::{Deserialize, Serialize};
 use time::Date;
 
 use crate::error::ScreenError;
@@ -78,35 +77,9 @@ impl MatchConfig {
     }
 }
 
-/// The screening verdict (SPEC §4; the gateway adds `deferred`, `pending` and `failed`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum ScreenStatus {
-    /// No entry scored at or above the threshold.
-    Clear,
-    /// At least one entry did; see the matches.
-    PotentialMatch,
-}
-
-/// One matching list entry: `{list_entry_id, name, score}` (SPEC §4).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Match {
-    /// The entry's id, `wl_00001` ….
-    pub list_entry_id: String,
-    /// The entry's primary name (even when an alias matched).
-    pub name: String,
-    /// Score in [0, 1], 4 decimals, at or above the threshold.
-    pub score: f64,
-}
-
-/// The answer of `POST /v1/screen`: `{status, matches}` (SPEC §4).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ScreenResult {
-    /// `clear` or `potential_match`.
-    pub status: ScreenStatus,
-    /// Matches best first (ties by id); empty when clear.
-    pub matches: Vec<Match>,
-}
+// The answer's types are the contract's (`{status, matches}`, SPEC §4): the simulator serves
+// exactly what its clients decode.
+pub use kosha_contract::screening::{ScreenMatch, ScreenResponse, ScreenStatus};
 
 /// An entry's data the scorer needs after the names are indexed.
 #[derive(Debug, Clone)]
@@ -207,7 +180,7 @@ impl Screener {
 
     /// Screens a validated request (see the module doc for what is scored).
     #[must_use]
-    pub fn screen(&self, request: &ValidRequest) -> ScreenResult {
+    pub fn screen(&self, request: &ValidRequest) -> ScreenResponse {
         let query = &request.query.tokens;
         let q_align: Vec<AlignToken> = query
             .iter()
@@ -252,7 +225,7 @@ impl Screener {
                 *slot = slot.max(s);
             }
         }
-        let mut matches: Vec<Match> = best
+        let mut matches: Vec<ScreenMatch> = best
             .into_iter()
             .filter_map(|(entry, name_score)| {
                 let e = self.entries.get(entry)?;
@@ -264,7 +237,7 @@ impl Screener {
                     request.date_of_birth,
                 );
                 let score = round4((name_score + delta).clamp(0.0, 1.0));
-                (score >= self.config.threshold).then(|| Match {
+                (score >= self.config.threshold).then(|| ScreenMatch {
                     list_entry_id: e.id.clone(),
                     name: e.name.clone(),
                     score,
@@ -282,7 +255,7 @@ impl Screener {
         } else {
             ScreenStatus::PotentialMatch
         };
-        ScreenResult { status, matches }
+        ScreenResponse { status, matches }
     }
 }
 

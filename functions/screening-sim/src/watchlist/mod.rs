@@ -23,13 +23,12 @@
 
 mod generate;
 pub mod pools;
-mod rng;
 
 use std::sync::LazyLock;
 
 use time::Date;
 
-pub use rng::SplitMix64;
+pub use kosha_splitmix::SplitMix64;
 
 /// The seed of the bundled list. Changing it renumbers every entry.
 pub const BUNDLED_SEED: u64 = 0x6b6f_7368_615f_736c; // "kosha_sl"

@@ -4,7 +4,7 @@
 //! shared closing sentence.
 
 use super::corpus::{CLOSINGS, TOPICS, Topic};
-use super::prng::SplitMix64;
+use kosha_splitmix::SplitMix64;
 
 /// Number of seeded articles.
 pub const ARTICLES: usize = 40;

@@ -5,7 +5,7 @@
 
 use time::{Duration, OffsetDateTime, macros::datetime};
 
-use super::prng::SplitMix64;
+use kosha_splitmix::SplitMix64;
 
 /// Number of seeded accounts.
 pub const ACCOUNTS: u32 = 50;

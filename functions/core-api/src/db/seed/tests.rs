@@ -1,12 +1,35 @@
 use std::collections::{BTreeMap, BTreeSet};
 
+use time::OffsetDateTime;
 use time::macros::datetime;
 
-use super::{articles::ARTICLES, generate, ledger::BASE};
+use super::{SeedCounts, articles::ARTICLES, generate, ledger::BASE};
 
 #[test]
-fn generation_is_deterministic() {
-    assert_eq!(generate(), generate());
+fn counts_owners_and_dates_are_the_seeds() {
+    let data = generate();
+    assert_eq!(
+        data.counts(),
+        SeedCounts {
+            accounts: 50,
+            transactions: 5_000,
+            articles: 40,
+        }
+    );
+    let accounts: BTreeSet<&str> = data
+        .accounts
+        .iter()
+        .map(|a| a.account_id.as_str())
+        .collect();
+    assert_eq!(accounts.len(), 50, "account ids are unique");
+    let now = OffsetDateTime::now_utc();
+    for a in &data.accounts {
+        assert!(a.opened_at < BASE && a.opened_at < now, "{a:?}");
+    }
+    for t in &data.transactions {
+        assert!(accounts.contains(t.account_id.as_str()), "{t:?}");
+        assert!(t.booked_at < now, "{t:?}");
+    }
 }
 
 #[test]
