@@ -34,6 +34,7 @@ class Sim:
         self.args = args
         self.instances = args.instances
         self.seconds = args.seconds
+        self.rate_seconds = args.rate_seconds or args.seconds
         self.clients = args.clients or 2 * args.instances
         self.rate_capacity = args.rate_capacity
         self.rate_per_s = args.rate_per_sec
@@ -155,12 +156,14 @@ class Sim:
         for cid in self.client_ids:
             ddb.delete_item(TableName=self.args.table, Key={"pk": {"S": f"rl#{cid}"}})
 
-    def row(self, router: Router, scenario: str, routing: str, events: dict | None = None, **figures) -> dict:
+    def row(self, router: Router, scenario: str, routing: str, events: dict | None = None,
+            seconds: float | None = None, **figures) -> dict:
         png = self.out / f"fleet-{self._name}.png"
         title = f"bench-fleet {scenario}, routing {routing}, N = {self.instances}: {figures.get('verdict')}"
-        picture.draw(png, title, router, events or {}, self.seconds)
+        seconds = seconds or self.seconds
+        picture.draw(png, title, router, events or {}, seconds)
         cold = sum(1 for e in router.lifecycle if e[3] == "cold_start")
-        row = dict(scenario=scenario, routing=routing, instances=self.instances, seconds=self.seconds,
+        row = dict(scenario=scenario, routing=routing, instances=self.instances, seconds=seconds,
                    agents=self.clients, cold_starts=cold, profile=self.args.profile,
                    **{k: round(v, 2) if isinstance(v, float) else v for k, v in (events or {}).items()},
                    **figures, picture=str(png))
@@ -185,6 +188,16 @@ class Sim:
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         await proc.wait()  # "nothing to clear" is not an error here
         return router.now() if router else 0.0
+
+    def read_after(self, router: Router, t: float | None) -> float | None:
+        """How long the first override read that started after router time `t` took."""
+        if t is None:
+            return None
+        start = router.t0 + t
+        for end, d in self.ddb.override_reads:
+            if end - d >= start:
+                return d
+        return None
 
     def longest_read(self) -> float:
         return max((d for t, d in self.ddb.override_reads if t >= self._reads_from), default=0.0)
@@ -263,8 +276,10 @@ async def main_async(args: argparse.Namespace) -> int:
         for t in rest:
             t.cancel()
         await asyncio.gather(*rest, return_exceptions=True)
-    failed = [r for r in sim.rows if r.get("verdict") != "pass"]
-    print(f"fleet: {len(sim.rows) - len(failed)} of {len(sim.rows)} verdicts pass; results in {sim.out / 'results.jsonl'}")
+    failed = [r for r in sim.rows if r.get("verdict") == "fail"]
+    void = [r for r in sim.rows if r.get("verdict") == "void"]
+    print(f"fleet: {len(sim.rows) - len(failed) - len(void)} of {len(sim.rows)} verdicts pass, {len(failed)} fail, "
+          f"{len(void)} void (not counted: see why); results in {sim.out / 'results.jsonl'}")
     return 1 if failed else 0
 
 
@@ -274,6 +289,7 @@ def main() -> None:
     p.add_argument("--seconds", type=float, default=60.0)
     p.add_argument("--routing", choices=("mru", "random", "pinned"))
     p.add_argument("--scenario", action="append", choices=sorted(scenarios.SCENARIOS))
+    p.add_argument("--rate-seconds", type=float, default=0.0, help="each rate run (default --seconds)")
     p.add_argument("--clients", type=int, default=0, help="agents (default 2 x instances)")
     p.add_argument("--ddb-delay-ms", type=float, default=5.0)
     p.add_argument("--idle-kill", type=float, default=30.0, help="seconds idle before an instance is killed")

@@ -19,6 +19,8 @@ SCENARIOS: dict[str, Callable[..., Awaitable[list[dict]]]] = {}
 REFRESH_S = 5.0
 # An agent call that failed after at least this long waited out a failed attempt.
 WAITED_S = 0.25
+# The longest a call waits for an override read while it holds a value (SPEC §8).
+FRESH_WAIT_S = 0.1
 
 
 def scenario(name: str):
@@ -86,7 +88,7 @@ async def rate_once(sim, mode: str) -> dict:
     cap, per_s = sim.rate_capacity, sim.rate_per_s
     clients = range(sim.clients)
     async with sim.run("rate", mode) as (router, counts):
-        await agents(sim, router, clients, 2 * per_s, sim.seconds)
+        await agents(sim, router, clients, 2 * per_s, sim.rate_seconds)
     recs = decided(router.records)
     by_client: dict[int, list[Record]] = defaultdict(list)
     for r in sorted(recs, key=lambda r: r.start):
@@ -109,15 +111,18 @@ async def rate_once(sim, mode: str) -> dict:
     reads = sum(v for (op, kind), v in counts.items() if kind == "breaker" and op == "BatchGetItem")
     n = max(admitted, 1)
     throttled = sum(r.kind == "throttled" for r in router.records)
-    good = fail_open == 0 and admitted <= allowed and over <= 5.0
+    good = admitted <= allowed and over <= 5.0
+    # SPEC §6 accuracy counts only without fail-open decisions (DynamoDB too slow: 100 ms).
+    verdict = "void" if fail_open else ("pass" if good else "fail")
     return sim.row(
-        router, "rate", mode,
+        router, "rate", mode, seconds=sim.rate_seconds,
         admitted=int(admitted), allowed=round(allowed, 1), admitted_pct_of_allowed=round(admitted / max(allowed, 1) * 100, 1),
         worst_10s_over_pct=round(over, 1), worst_10s_under_pct=round(under, 1), fail_open=fail_open,
         bucket_writes_per_admitted=round(writes / n, 3), override_reads_per_admitted=round(reads / n, 4),
         limited=sum(r.kind == "limited" for r in recs), throttled=throttled,
-        verdict="pass" if good else "fail",
-        why="" if good else f"fail_open={fail_open}, admitted {admitted:.0f} vs allowed {allowed:.0f}, worst window +{over:.1f} %",
+        verdict=verdict,
+        why="" if verdict == "pass" else (f"fail_open={fail_open} (bucket writes over the 100 ms call timeout): "
+                                          if fail_open else "") + f"admitted {admitted:.0f} vs allowed {allowed:.0f}, worst window +{over:.1f} %",
     )
 
 
@@ -205,7 +210,8 @@ async def outage(sim, routing: str | None) -> list[dict]:
     last_wait = max((r.start - t_hang for r in waited if t_hang <= r.start < t_refuse), default=0.0)
     recovery, never_recovered = spread(first_after(recs, t_back, "ok"))
     last_refusal = max((r.start - t_back for r in recs if r.start >= t_back and r.kind != "ok"), default=0.0)
-    still_waiting = t_hang + last_wait > t_refuse - 1.0
+    # Verdict: after the last call that waited, the fleet refused fast before the hang ended.
+    still_waiting = not any(r.kind == "refused" and t_hang + last_wait < r.start < t_refuse for r in recs)
     good = not still_waiting and never_recovered == 0
     return [sim.row(
         router, "outage", mode, events=marks,
@@ -214,8 +220,8 @@ async def outage(sim, routing: str | None) -> list[dict]:
         recovery_s=recovery, never_recovered=never_recovered, last_failure_after_back_s=round(last_refusal, 2),
         calls=len(recs), throttled=sum(r.kind == "throttled" for r in router.records),
         verdict="pass" if good else "fail",
-        why="" if good else (f"agents still waited out attempts {last_wait:.1f} s into the hang (it lasted "
-                             f"{t_refuse - t_hang:.1f} s); {never_recovered} instance(s) never recovered"),
+        why="" if good else (f"no fast refusal after the last waited call ({last_wait:.1f} s into a "
+                             f"{t_refuse - t_hang:.1f} s hang), or {never_recovered} instance(s) never recovered"),
     )]
 
 
@@ -260,22 +266,31 @@ async def freeze(sim, routing: str | None) -> list[dict]:
             marks["slot 1 frozen"] = router.now()
             await at(router, marks["slot 0 frozen"] + frozen_s)
             router.release(0)
+            marks["slot 0 thawed"] = router.now()
             out["slot 0 thawed"] = await targeted(sim, router, 0, n)
             marks["override cleared"] = await sim.clear(router)
             await at(router, marks["slot 1 frozen"] + frozen_s)
             router.release(1)
+            marks["slot 1 thawed"] = router.now()
             out["slot 1 thawed"] = await targeted(sim, router, 1, n + 1)
         await asyncio.gather(agents(sim, router, range(n), 0.5, end), script())
     a, b = out.get("slot 0 thawed"), out.get("slot 1 thawed")
     good = a is not None and a.kind == "refused" and b is not None and b.kind == "ok"
+    # SPEC §8 lets a call decide on the held value when the read takes over 100 ms: then the
+    # verdict does not count (the machine's DynamoDB stand-in was too slow), said so.
+    reads = [sim.read_after(router, t) for t in (marks.get("slot 0 thawed"), marks.get("slot 1 thawed"))]
+    slow = [d for d in reads if d is not None and d > FRESH_WAIT_S]
+    verdict = "pass" if good else ("void" if slow else "fail")
     return [sim.row(
         router, "freeze", mode, events=marks,
         frozen_s=frozen_s,
         slot0_after_thaw=a.kind if a else None, slot0_expected="refused",
         slot1_after_thaw=b.kind if b else None, slot1_expected="ok",
         slot1_before_freeze=out["slot 1 before"].kind if "slot 1 before" in out else None,
-        verdict="pass" if good else "fail",
-        why="" if good else "a thawed instance decided on the value it held before its freeze",
+        thaw_reads_ms=[round(d * 1000) if d is not None else None for d in reads],
+        verdict=verdict,
+        why="" if good else ("a thawed instance decided on the value it held before its freeze"
+                             + (f" (its read took {max(slow) * 1000:.0f} ms, over the 100 ms wait)" if slow else "")),
     )]
 
 
