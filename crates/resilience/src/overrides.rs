@@ -4,7 +4,8 @@
 //! that dependency then reports `ForcedOpen` and rejects calls until the item is cleared or
 //! its `expires_at` passes. The breaker only asks an [`OverrideSource`] for the current value;
 //! the source owns caching and refresh (the DynamoDB source reads at most every 5 s per
-//! instance, keeps the last value for 60 s when reads fail, and never blocks a caller on I/O).
+//! instance and keeps the last value for 60 s when reads fail; only
+//! [`OverrideSource::ensure_fresh`] waits on I/O, bounded).
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -35,10 +36,12 @@ pub trait OverrideSource: Send + Sync + 'static {
     fn current(&self, dependency: &str) -> Option<ForcedOpen>;
 
     /// Waits, when needed, until [`OverrideSource::current`] answers from a read recent enough
-    /// to admit a protected call on (SPEC §8: a new instance, or one thawed after a long
-    /// freeze, reads the override before it admits a protected call; callers run this beside
-    /// the call's rate-limit write so it adds no round trip). Returns at once when a usable
-    /// read is cached or a read was just tried. In-memory sources have nothing to wait for.
+    /// to admit a protected call on (SPEC §8: an instance whose last read is older than 5 s —
+    /// busy, idle, new or thawed — reads before it admits a protected call; callers run this
+    /// beside the call's rate-limit write so it adds no round trip). Bounded: at most 100 ms
+    /// while a value less than 60 s old is held, at most 1 s when none is. Returns at once
+    /// when a fresh read is cached or a read was just tried and failed. In-memory sources
+    /// have nothing to wait for.
     fn ensure_fresh(&self) -> BoxFuture<'_, ()> {
         Box::pin(std::future::ready(()))
     }

@@ -11,12 +11,17 @@
 //!   time out (`read_timeout`, 1 s) the last successful one keeps serving that long, then
 //!   overrides are ignored until a read succeeds again. A value older than that is never
 //!   used, even when no read failed (an instance frozen for minutes between invocations).
-//! - **Fresh instances** ([`OverrideSource::ensure_fresh`], SPEC §8): with no successful read
-//!   in the last 60 s (a new instance, or one thawed after a long freeze), a protected call
-//!   waits for one read (at most `read_timeout`) before it is admitted, so a forced-open
-//!   breaker holds from an instance's first call. Concurrent callers share that read; once a
-//!   read was tried in the last `refresh_every`, callers do not wait again (DynamoDB down
-//!   costs one bounded wait per 5 s, not one per call).
+//!   Ages are the larger of tokio's clock and the injected wall [`Clock`], so an instance
+//!   thawed after a freeze its monotonic clock did not see still knows its value is old.
+//! - **Read before deciding** ([`OverrideSource::ensure_fresh`], SPEC §8, #26): when the last
+//!   successful read is older than `refresh_every` (5 s: a busy, idle, new or thawed
+//!   instance), a protected call waits for a read before it is admitted: at most
+//!   `fresh_wait` (100 ms) while a value less than 60 s old is held (then it decides on that
+//!   value and the next call waits again on the same read), at most `read_timeout` (1 s) when
+//!   none is. Concurrent callers share one read; once a read was tried and failed in the last
+//!   `refresh_every`, callers do not wait again (DynamoDB down costs one bounded wait per
+//!   5 s, not one per call). So while DynamoDB answers, no decision uses a value older than
+//!   5 s plus one read, both ways (set and cleared).
 //! - **Expiry**: an override whose `expires_at` (epoch s, wall clock) has passed is absent.
 //! - **Malformed items** (missing `state`/`reason`/`set_by`/`set_at`, wrong types, a state
 //!   other than `forced_open`) are absent and logged as `breaker_override_malformed`.
@@ -66,8 +71,12 @@ pub struct OverrideSettings {
     pub refresh_every: Duration,
     /// How long the last successful read serves while reads fail (60 s).
     pub keep_on_error: Duration,
-    /// Bound on one read (1 s).
+    /// Bound on one read (1 s); also the longest a protected call waits for a read when no
+    /// usable value is held.
     pub read_timeout: Duration,
+    /// The longest a protected call waits for a read while it holds a usable but older than
+    /// `refresh_every` value (100 ms, SPEC §8).
+    pub fresh_wait: Duration,
 }
 
 impl Default for OverrideSettings {
@@ -76,15 +85,33 @@ impl Default for OverrideSettings {
             refresh_every: Duration::from_secs(5),
             keep_on_error: Duration::from_secs(60),
             read_timeout: Duration::from_secs(1),
+            fresh_wait: Duration::from_millis(100),
         }
+    }
+}
+
+/// A moment on both clocks: tokio's (monotonic, paused in tests) and the wall clock.
+#[derive(Debug, Clone, Copy)]
+struct Stamp {
+    mono: Instant,
+    wall_ms: i64,
+}
+
+impl Stamp {
+    /// How long before `now` this was: the larger of the two clocks' elapsed times (a wall
+    /// clock stepping back counts as no time).
+    fn age(self, now: Stamp) -> Duration {
+        let mono = now.mono.saturating_duration_since(self.mono);
+        let wall_ms = u64::try_from(now.wall_ms.saturating_sub(self.wall_ms)).unwrap_or(0);
+        mono.max(Duration::from_millis(wall_ms))
     }
 }
 
 #[derive(Default)]
 struct Cache {
     values: OverrideSnapshot,
-    last_attempt: Option<Instant>,
-    last_success: Option<Instant>,
+    last_attempt: Option<Stamp>,
+    last_success: Option<Stamp>,
     refreshing: bool,
 }
 
@@ -93,16 +120,38 @@ struct Inner {
     settings: OverrideSettings,
     clock: Arc<dyn Clock>,
     cache: Mutex<Cache>,
-    /// Held by the caller doing an awaited read ([`OverrideSource::ensure_fresh`]).
-    awaited_read: tokio::sync::Mutex<()>,
+    /// Bumped each time a read ends (success, failure, timeout or cancellation): what callers
+    /// waiting in [`OverrideSource::ensure_fresh`] wait on.
+    reads_done: tokio::sync::watch::Sender<u64>,
 }
 
 impl Inner {
+    fn now(&self) -> Stamp {
+        Stamp {
+            mono: Instant::now(),
+            wall_ms: self.clock.now_ms(),
+        }
+    }
+
     /// Whether the last successful read is at most `keep_on_error` old at `now`.
-    fn usable(&self, cache: &Cache, now: Instant) -> bool {
+    fn usable(&self, cache: &Cache, now: Stamp) -> bool {
         cache
             .last_success
-            .is_some_and(|t| now.saturating_duration_since(t) <= self.settings.keep_on_error)
+            .is_some_and(|t| t.age(now) <= self.settings.keep_on_error)
+    }
+
+    /// Whether the last successful read is less than `refresh_every` old at `now`.
+    fn fresh(&self, cache: &Cache, now: Stamp) -> bool {
+        cache
+            .last_success
+            .is_some_and(|t| t.age(now) < self.settings.refresh_every)
+    }
+
+    /// Whether a read was started less than `refresh_every` before `now`.
+    fn tried_recently(&self, cache: &Cache, now: Stamp) -> bool {
+        cache
+            .last_attempt
+            .is_some_and(|t| t.age(now) < self.settings.refresh_every)
     }
 }
 
@@ -112,12 +161,14 @@ pub struct DynamoOverrides {
     inner: Arc<Inner>,
 }
 
-/// Resets the refresh guard even if the refresh task is cancelled or panics.
+/// Resets the refresh guard and wakes waiting callers even if the refresh task is cancelled
+/// or panics.
 struct RefreshGuard(Arc<Inner>);
 
 impl Drop for RefreshGuard {
     fn drop(&mut self) {
         self.0.cache.lock().refreshing = false;
+        self.0.reads_done.send_modify(|n| *n = n.wrapping_add(1));
     }
 }
 
@@ -139,7 +190,7 @@ impl DynamoOverrides {
                 settings,
                 clock,
                 cache: Mutex::new(Cache::default()),
-                awaited_read: tokio::sync::Mutex::new(()),
+                reads_done: tokio::sync::watch::Sender::new(0),
             }),
         }
     }
@@ -149,7 +200,7 @@ impl DynamoOverrides {
     /// # Errors
     /// The read's error; the cache then follows the error rules above.
     pub async fn refresh_now(&self) -> Result<(), StateError> {
-        self.inner.cache.lock().last_attempt = Some(Instant::now());
+        self.inner.cache.lock().last_attempt = Some(self.inner.now());
         refresh(&self.inner).await
     }
 
@@ -181,7 +232,7 @@ async fn refresh(inner: &Inner) -> Result<(), StateError> {
         Ok(values) => {
             audit_changes(&cache.values, &values, inner.clock.now_s());
             cache.values = values;
-            cache.last_success = Some(Instant::now());
+            cache.last_success = Some(inner.now());
             Ok(())
         }
         Err(err) => {
@@ -227,14 +278,10 @@ fn audit_changes(before: &OverrideSnapshot, after: &OverrideSnapshot, now_s: i64
 
 impl OverrideSource for DynamoOverrides {
     fn current(&self, dependency: &str) -> Option<ForcedOpen> {
-        let now = Instant::now();
-        let settings = &self.inner.settings;
+        let now = self.inner.now();
         let (value, spawn) = {
             let mut cache = self.inner.cache.lock();
-            let stale = cache
-                .last_attempt
-                .is_none_or(|t| now.saturating_duration_since(t) >= settings.refresh_every);
-            let spawn = stale && !cache.refreshing;
+            let spawn = !self.inner.tried_recently(&cache, now) && !cache.refreshing;
             if spawn {
                 cache.refreshing = true;
                 cache.last_attempt = Some(now);
@@ -249,31 +296,44 @@ impl OverrideSource for DynamoOverrides {
         if spawn {
             self.spawn_refresh();
         }
-        let now_s = self.inner.clock.now_s();
-        value.filter(|f| f.expires_at.is_none_or(|exp| exp > now_s))
+        value.filter(|f| {
+            f.expires_at
+                .is_none_or(|exp| exp > now.wall_ms.div_euclid(1000))
+        })
     }
 
     fn ensure_fresh(&self) -> BoxFuture<'_, ()> {
         Box::pin(async move {
             let inner = &self.inner;
-            if inner.usable(&inner.cache.lock(), Instant::now()) {
-                return;
-            }
-            let _turn = inner.awaited_read.lock().await;
-            {
-                let now = Instant::now();
+            let now = inner.now();
+            let (wait, mut done, spawn) = {
                 let mut cache = inner.cache.lock();
-                let tried_recently = cache.last_attempt.is_some_and(|t| {
-                    now.saturating_duration_since(t) < inner.settings.refresh_every
-                });
-                // Another caller's read succeeded, or was just tried (and failed): go on.
-                if inner.usable(&cache, now) || (tried_recently && !cache.refreshing) {
+                if inner.fresh(&cache, now) {
                     return;
                 }
-                cache.last_attempt = Some(now);
+                // A read was just tried and failed: decide on what is held (SPEC §8).
+                if !cache.refreshing && inner.tried_recently(&cache, now) {
+                    return;
+                }
+                let wait = if inner.usable(&cache, now) {
+                    inner.settings.fresh_wait
+                } else {
+                    inner.settings.read_timeout
+                };
+                // Subscribed under the lock, before the read can end: its end is not missed.
+                let done = inner.reads_done.subscribe();
+                let spawn = !cache.refreshing;
+                if spawn {
+                    cache.refreshing = true;
+                    cache.last_attempt = Some(now);
+                }
+                (wait, done, spawn)
+            };
+            if spawn {
+                self.spawn_refresh();
             }
-            // Errors are logged and recorded in the cache by `refresh`.
-            let _ = refresh(inner).await;
+            // Timing out leaves the read running; the next call waits on it again.
+            let _ = tokio::time::timeout(wait, done.changed()).await;
         })
     }
 }

@@ -18,6 +18,7 @@ fn fast() -> OverrideSettings {
         refresh_every: Duration::from_millis(200),
         keep_on_error: Duration::from_millis(1_500),
         read_timeout: Duration::from_secs(2),
+        fresh_wait: Duration::from_millis(100),
     }
 }
 

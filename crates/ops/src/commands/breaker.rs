@@ -2,7 +2,8 @@
 //! (seed 004 §4, SPEC §8, §11).
 //!
 //! Each writes or reads `breaker#<dependency>` in the state table (`KOSHA_STATE_TABLE`).
-//! Gateways pick a change up within 5 s. Output is JSON, one object per line:
+//! Every gateway instance decides on the change from its next protected call once 5 s plus one
+//! read have passed (SPEC §8). Output is JSON, one object per line:
 //! `{"dependency","state":"forced_open","reason","set_by","set_at","expires_at"}` for
 //! `force-open` and `list` (`list` omits expired items, as the gateways do, and warns on
 //! stderr about malformed ones), `{"dependency","cleared":bool}` for `clear`. `force-open` and

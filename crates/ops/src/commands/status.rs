@@ -6,8 +6,10 @@
 //! - **Breakers**, with `--gateway URL` (the gateway's base URL or its `/mcp` endpoint) and an
 //!   operator token in `KOSHA_OPERATOR_TOKEN`: each dependency's breaker as the answering
 //!   instance sees it, from one `tools/call get_service_health` (MCP 2025-11-25, stateless
-//!   Streamable HTTP: one POST, JSON answer; the gateway needs no `initialize` first). Another
-//!   instance may see otherwise: breakers are per instance, overrides fleet-wide.
+//!   Streamable HTTP: one POST, JSON answer; the gateway needs no `initialize` first). That call
+//!   reads the overrides first when the instance's last read is over 5 s old (SPEC §8), so it
+//!   shows what a protected call there would decide now. Another instance may see otherwise:
+//!   breakers are per instance, overrides fleet-wide.
 //!
 //! Output: a short text report, or with `--json` one object
 //! `{"overrides": [{dependency, state, reason, set_by, set_at, expires_at}], "gateway": URL|null,

@@ -1,4 +1,4 @@
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 
 use super::*;
 use crate::ManualClock;
@@ -9,6 +9,8 @@ struct Fake {
     values: Mutex<OverrideSnapshot>,
     fail: AtomicBool,
     reads: AtomicUsize,
+    /// Extra time each read takes, ms (on top of 10 ms).
+    slow_ms: AtomicU64,
 }
 
 impl OverrideFetcher for Fake {
@@ -21,8 +23,9 @@ impl OverrideFetcher for Fake {
         } else {
             Ok(self.values.lock().clone())
         };
+        let took = Duration::from_millis(10 + self.slow_ms.load(Ordering::SeqCst));
         Box::pin(async move {
-            tokio::time::sleep(Duration::from_millis(10)).await;
+            tokio::time::sleep(took).await;
             result
         })
     }
@@ -271,6 +274,118 @@ async fn a_hung_read_times_out_and_frees_the_refresh_slot() {
         2,
         "the 1 s read timeout freed the slot"
     );
+}
+
+/// What a protected call decides on: `ensure_fresh` (beside the rate-limit write), then the
+/// breaker's `current`.
+async fn decide(src: &DynamoOverrides) -> bool {
+    src.ensure_fresh().await;
+    src.current("core-api").is_some()
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_instance_idle_eight_seconds_reads_a_cleared_override_before_its_next_call() {
+    // #26: force open, obeyed, cleared, 8 s idle: the next call was still refused.
+    let (fake, _, src) = source();
+    fake.values.lock().insert("core-api".into(), forced(None));
+    assert!(decide(&src).await, "obeyed");
+    fake.values.lock().clear();
+    tokio::time::advance(Duration::from_secs(8)).await;
+    assert!(
+        !decide(&src).await,
+        "the first call after the idle time is admitted"
+    );
+    assert_eq!(fake.reads.load(Ordering::SeqCst), 2);
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_instance_idle_eight_seconds_reads_a_new_override_before_its_next_call() {
+    let (fake, _, src) = source();
+    assert!(!decide(&src).await);
+    fake.values.lock().insert("core-api".into(), forced(None));
+    tokio::time::advance(Duration::from_secs(8)).await;
+    assert!(
+        decide(&src).await,
+        "the first call after the idle time is refused"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_busy_instance_never_decides_on_a_value_older_than_five_seconds_plus_one_read() {
+    let (fake, _, src) = source();
+    fake.values.lock().insert("core-api".into(), forced(None));
+    assert!(decide(&src).await);
+    fake.values.lock().clear();
+    let cleared_at = tokio::time::Instant::now();
+    // A call every 100 ms: each decision on the old value must come within 5 s + one read.
+    loop {
+        tokio::time::advance(Duration::from_millis(100)).await;
+        if !decide(&src).await {
+            break;
+        }
+        assert!(cleared_at.elapsed() <= Duration::from_millis(5_010));
+    }
+    assert!(cleared_at.elapsed() <= Duration::from_millis(5_010));
+}
+
+#[tokio::test(start_paused = true)]
+async fn concurrent_callers_share_one_read() {
+    let (fake, _, src) = source();
+    assert!(!decide(&src).await);
+    fake.values.lock().insert("core-api".into(), forced(None));
+    tokio::time::advance(Duration::from_secs(6)).await;
+    let all = futures::future::join_all((0..10).map(|_| decide(&src))).await;
+    assert!(all.iter().all(|&refused| refused), "{all:?}");
+    assert_eq!(fake.reads.load(Ordering::SeqCst), 2);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_slow_read_holds_a_recent_value_call_at_most_100_ms_and_the_next_call_waits_on_it() {
+    let (fake, _, src) = source();
+    fake.values.lock().insert("core-api".into(), forced(None));
+    assert!(decide(&src).await);
+    fake.values.lock().clear();
+    fake.slow_ms.store(240, Ordering::SeqCst); // reads now take 250 ms
+    tokio::time::advance(Duration::from_secs(10)).await;
+    let before = tokio::time::Instant::now();
+    assert!(decide(&src).await, "decided on the held value");
+    assert_eq!(before.elapsed(), Duration::from_millis(100));
+    // The next call waits on the same read, not a new one.
+    assert!(decide(&src).await);
+    assert_eq!(before.elapsed(), Duration::from_millis(200));
+    assert!(!decide(&src).await, "the read landed: cleared");
+    assert_eq!(before.elapsed(), Duration::from_millis(250));
+    assert_eq!(fake.reads.load(Ordering::SeqCst), 2);
+}
+
+#[tokio::test(start_paused = true)]
+async fn holding_no_usable_value_a_call_waits_up_to_the_read_timeout() {
+    let (fake, _, src) = source();
+    fake.values.lock().insert("core-api".into(), forced(None));
+    fake.slow_ms.store(690, Ordering::SeqCst); // 700 ms, inside the 1 s bound
+    let before = tokio::time::Instant::now();
+    assert!(decide(&src).await);
+    assert_eq!(before.elapsed(), Duration::from_millis(700));
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_thawed_instance_whose_wall_clock_jumped_reads_before_deciding() {
+    // SIGSTOP/Lambda freeze: the wall clock moved 20 s, tokio's clock did not.
+    let (fake, clock, src) = source();
+    fake.values.lock().insert("core-api".into(), forced(None));
+    assert!(decide(&src).await);
+    fake.values.lock().clear();
+    clock.advance_ms(20_000);
+    assert!(!decide(&src).await, "a fresh read, not the 20 s old value");
+    assert_eq!(fake.reads.load(Ordering::SeqCst), 2);
+    // Frozen past the 60 s age limit with DynamoDB down: the held value is not used.
+    fake.values.lock().insert("core-api".into(), forced(None));
+    clock.advance_ms(6_000);
+    assert!(decide(&src).await, "read again after 6 s of wall time");
+    fake.fail.store(true, Ordering::SeqCst);
+    clock.advance_ms(61_000);
+    assert!(!decide(&src).await, "a 61 s old value is ignored");
+    assert_eq!(fake.reads.load(Ordering::SeqCst), 4);
 }
 
 /// Every JSON line an audit subscriber writes.

@@ -6,7 +6,7 @@
 //!
 //! The source is read lazily on the request path ([`OverrideSource::current`] serves a cache
 //! refreshed at most every 5 s); an instance with no recent read waits for one first
-//! ([`OverrideSource::ensure_fresh`], bounded by the source's read timeout), so the override
+//! ([`OverrideSource::ensure_fresh`]: at most 100 ms while it holds a value, 1 s when none), so the override
 //! holds from an instance's first request. `breaker#openai` is read by the embedder's own
 //! breaker ([`crate::embeddings::client`]).
 

@@ -1,0 +1,192 @@
+"""The fleet simulator's two proxies (issue 26), asyncio, loopback only.
+
+- `DynamoProxy`: in front of the AWS emulator's DynamoDB endpoint (the gateways'
+  AWS_ENDPOINT_URL_DYNAMODB). Each HTTP request waits `delay_s` (the round trip a Lambda sees
+  in-region, default 5 ms) and is counted by operation (`X-Amz-Target`) and item kind (the
+  prefix of each key's `pk` before `#`: `rl` bucket, `breaker` override, `trip`, ...). One
+  upstream connection per request (the emulator closes after each answer); the client's
+  connection is kept alive, as DynamoDB does.
+- `FaultProxy`: in front of core-api. Modes: `pass` (bytes copied both ways), `hang` (accepts
+  and reads, never answers: what a hung dependency looks like), `refuse` (not listening:
+  connection refused). Every mode change cuts the open connections.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from collections import Counter
+
+CHUNK = 64 * 1024
+
+# What each DynamoDB operation does to an item, for the summary.
+WRITES = ("UpdateItem", "PutItem", "DeleteItem")
+
+
+def item_kinds(operation: str, body: bytes) -> list[str]:
+    """The kinds of item a DynamoDB request touches: key prefixes (`rl`, `breaker`, ...)."""
+    try:
+        doc = json.loads(body or b"{}")
+    except ValueError:
+        return ["?"]
+    keys = []
+    if operation == "BatchGetItem":
+        for spec in doc.get("RequestItems", {}).values():
+            keys.extend(spec.get("Keys", []))
+    elif operation == "BatchWriteItem":
+        for reqs in doc.get("RequestItems", {}).values():
+            for r in reqs:
+                inner = r.get("PutRequest", {}).get("Item") or r.get("DeleteRequest", {}).get("Key")
+                if inner:
+                    keys.append(inner)
+    else:
+        key = doc.get("Key") or doc.get("Item")
+        if key:
+            keys.append(key)
+    kinds = sorted({k.get("pk", {}).get("S", "").split("#", 1)[0] for k in keys})
+    return kinds or ["-"]
+
+
+class DynamoProxy:
+    """Delays and counts DynamoDB requests (module doc)."""
+
+    def __init__(self, target_port: int, delay_s: float) -> None:
+        self.target_port = target_port
+        self.delay_s = delay_s
+        self.counts: Counter[tuple[str, str]] = Counter()
+        # (monotonic end, seconds) of each override read: "one read" in the verdicts.
+        self.override_reads: list[tuple[float, float]] = []
+        self.port = 0
+        self._server: asyncio.base_events.Server | None = None
+
+    async def start(self) -> None:
+        self._server = await asyncio.start_server(self._handle, "127.0.0.1", 0)
+        self.port = self._server.sockets[0].getsockname()[1]
+
+    async def stop(self) -> None:
+        if self._server:
+            self._server.close()
+
+    def snapshot(self) -> Counter[tuple[str, str]]:
+        return Counter(self.counts)
+
+    async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            while True:
+                head = await reader.readuntil(b"\r\n\r\n")
+                lines = head.decode("latin-1").split("\r\n")
+                headers = {}
+                for line in lines[1:]:
+                    name, _, value = line.partition(":")
+                    if name:
+                        headers[name.strip().lower()] = value.strip()
+                body = await reader.readexactly(int(headers.get("content-length", "0")))
+                operation = headers.get("x-amz-target", "?").rsplit(".", 1)[-1]
+                kinds = item_kinds(operation, body)
+                for kind in kinds:
+                    self.counts[(operation, kind)] += 1
+                started = time.monotonic()
+                await asyncio.sleep(self.delay_s)
+                answer = await self._forward(head, body)
+                writer.write(answer)
+                await writer.drain()
+                if operation == "BatchGetItem" and "breaker" in kinds:
+                    now = time.monotonic()
+                    self.override_reads.append((now, now - started))
+        except (asyncio.IncompleteReadError, asyncio.LimitOverrunError, ConnectionError, OSError):
+            pass
+        finally:
+            writer.close()
+
+    async def _forward(self, head: bytes, body: bytes) -> bytes:
+        up_r, up_w = await asyncio.open_connection("127.0.0.1", self.target_port)
+        try:
+            up_w.write(head + body)
+            await up_w.drain()
+            resp_head = await up_r.readuntil(b"\r\n\r\n")
+            lines = resp_head.decode("latin-1").split("\r\n")
+            length = None
+            kept = [lines[0]]
+            for line in lines[1:]:
+                name, _, value = line.partition(":")
+                if not name:
+                    continue
+                low = name.strip().lower()
+                if low == "content-length":
+                    length = int(value.strip())
+                if low == "connection":
+                    continue  # the client keeps its connection to us alive
+                kept.append(line)
+            resp_body = await (up_r.readexactly(length) if length is not None else up_r.read())
+            if length is None:
+                kept.append(f"Content-Length: {len(resp_body)}")
+            return ("\r\n".join(kept) + "\r\n\r\n").encode("latin-1") + resp_body
+        finally:
+            up_w.close()
+
+
+class FaultProxy:
+    """core-api behind a switch: pass, hang or refuse (module doc)."""
+
+    def __init__(self, target_port: int) -> None:
+        self.target_port = target_port
+        self.mode = "pass"
+        self.port = 0
+        self._server: asyncio.base_events.Server | None = None
+        self._open: set[asyncio.StreamWriter] = set()
+
+    async def start(self) -> None:
+        self._server = await asyncio.start_server(self._handle, "127.0.0.1", self.port, reuse_address=True)
+        self.port = self._server.sockets[0].getsockname()[1]
+
+    async def set_mode(self, mode: str) -> None:
+        if mode == self.mode:
+            return
+        previous, self.mode = self.mode, mode
+        for w in list(self._open):
+            w.close()
+        self._open.clear()
+        if mode == "refuse" and self._server:
+            self._server.close()
+            await self._server.wait_closed()
+            self._server = None
+        elif previous == "refuse":
+            await self.start()
+
+    async def stop(self) -> None:
+        for w in list(self._open):
+            w.close()
+        if self._server:
+            self._server.close()
+
+    async def _pipe(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            while data := await reader.read(CHUNK):
+                if self.mode == "pass":
+                    writer.write(data)
+                    await writer.drain()
+        except (ConnectionError, OSError):
+            pass
+        finally:
+            writer.close()
+
+    async def _handle(self, client_r: asyncio.StreamReader, client_w: asyncio.StreamWriter) -> None:
+        self._open.add(client_w)
+        try:
+            if self.mode == "hang":
+                while await client_r.read(CHUNK):
+                    pass
+                return
+            try:
+                up_r, up_w = await asyncio.open_connection("127.0.0.1", self.target_port)
+            except OSError:
+                return
+            self._open.add(up_w)
+            await asyncio.gather(self._pipe(client_r, up_w), self._pipe(up_r, client_w))
+            self._open.discard(up_w)
+        except (ConnectionError, OSError):
+            pass
+        finally:
+            self._open.discard(client_w)
+            client_w.close()

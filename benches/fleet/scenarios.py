@@ -1,0 +1,300 @@
+"""The fleet simulator's scenarios (issue 26). Each is `async def NAME(sim, routing)` registered
+with `@scenario("NAME")`, returns its result rows (dicts: figures, `verdict` "pass"/"fail"
+and `why`); a new scenario is one more decorated function. `sim` (fleet.Sim) gives a fresh
+router per run, the agents' tokens, the proxies and the operator's commands.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+from collections import defaultdict
+from typing import Awaitable, Callable
+
+from router import Record, Router
+
+SCENARIOS: dict[str, Callable[..., Awaitable[list[dict]]]] = {}
+
+# "One read" in the staleness rule: 5 s plus the longest override read the proxy saw.
+REFRESH_S = 5.0
+# An agent call that failed after at least this long waited out a failed attempt.
+WAITED_S = 0.25
+# The longest a call waits for an override read while it holds a value (SPEC §8).
+FRESH_WAIT_S = 0.1
+
+
+def scenario(name: str):
+    def register(fn):
+        SCENARIOS[name] = fn
+        return fn
+    return register
+
+
+async def agents(sim, router: Router, clients: range, rate: float, until: float) -> None:
+    """Each client in `clients` calls at `rate` per second until `until` (router time), one call
+    at a time, on a fixed schedule (a late answer delays the next call, never bunches them)."""
+    async def one(c: int) -> None:
+        period = 1.0 / rate
+        nxt = router.now() + (c % 10) * period / 10
+        while nxt < until:
+            await asyncio.sleep(max(0.0, nxt - router.now()))
+            await router.call(c, sim.payload(c), sim.tokens[c])
+            nxt = max(nxt + period, router.now() - period)
+    await asyncio.gather(*(one(c) for c in clients))
+
+
+async def bursts(sim, router: Router, first: int, every: float, until: float) -> None:
+    """N calls at once every `every` s (clients first..first+N-1): every slot gets calls,
+    idle and frozen ones included, as a spike of agents does."""
+    n = router.size
+    while router.now() + every < until:
+        await asyncio.sleep(every)
+        await asyncio.gather(*(router.call(first + i, sim.payload(first + i), sim.tokens[first + i]) for i in range(n)))
+
+
+async def at(router: Router, t: float) -> None:
+    await asyncio.sleep(max(0.0, t - router.now()))
+
+
+def decided(records: list[Record]) -> list[Record]:
+    """Calls a gateway decided (not throttled by the router, not a transport error)."""
+    return [r for r in records if r.kind in ("ok", "refused", "failed", "limited")]
+
+
+# ---------------------------------------------------------------- rate
+def ideal_bucket(times: list[float], capacity: float, per_s: float) -> list[bool]:
+    """Which of a client's calls (arrival times, sorted) a perfect bucket admits."""
+    tokens, last, out = capacity, None, []
+    for t in times:
+        if last is not None:
+            tokens = min(capacity, tokens + (t - last) * per_s)
+        last = t
+        ok = tokens >= 1.0
+        if ok:
+            tokens -= 1.0
+        out.append(ok)
+    return out
+
+
+@scenario("rate")
+async def rate(sim, routing: str | None) -> list[dict]:
+    rows = []
+    for mode in ([routing] if routing else ["mru", "random", "pinned"]):
+        rows.append(await rate_once(sim, mode))
+    return rows
+
+
+async def rate_once(sim, mode: str) -> dict:
+    cap, per_s = sim.rate_capacity, sim.rate_per_s
+    clients = range(sim.clients)
+    async with sim.run("rate", mode) as (router, counts):
+        await agents(sim, router, clients, 2 * per_s, sim.rate_seconds)
+    recs = decided(router.records)
+    by_client: dict[int, list[Record]] = defaultdict(list)
+    for r in sorted(recs, key=lambda r: r.start):
+        by_client[r.client].append(r)
+    admitted = allowed = 0.0
+    windows: dict[int, list[float]] = defaultdict(lambda: [0.0, 0.0])  # window -> [actual, ideal]
+    for rs in by_client.values():
+        times = [r.start for r in rs]
+        ideal = ideal_bucket(times, cap, per_s)
+        admitted += sum(r.kind != "limited" for r in rs)
+        allowed += cap + per_s * (times[-1] - times[0])
+        for r, ok in zip(rs, ideal):
+            w = windows[int(r.start // 10)]
+            w[0] += r.kind != "limited"
+            w[1] += ok
+    over = max((max(0.0, a - i) / i * 100 for a, i in windows.values() if i), default=0.0)
+    under = max((max(0.0, i - a) / i * 100 for a, i in windows.values() if i), default=0.0)
+    fail_open = sim.fail_open(router)
+    writes = sum(v for (op, kind), v in counts.items() if kind == "rl" and op in ("UpdateItem", "PutItem"))
+    reads = sum(v for (op, kind), v in counts.items() if kind == "breaker" and op == "BatchGetItem")
+    n = max(admitted, 1)
+    throttled = sum(r.kind == "throttled" for r in router.records)
+    good = admitted <= allowed and over <= 5.0
+    # SPEC §6 accuracy counts only without fail-open decisions (DynamoDB too slow: 100 ms).
+    verdict = "void" if fail_open else ("pass" if good else "fail")
+    return sim.row(
+        router, "rate", mode, seconds=sim.rate_seconds,
+        admitted=int(admitted), allowed=round(allowed, 1), admitted_pct_of_allowed=round(admitted / max(allowed, 1) * 100, 1),
+        worst_10s_over_pct=round(over, 1), worst_10s_under_pct=round(under, 1), fail_open=fail_open,
+        bucket_writes_per_admitted=round(writes / n, 3), override_reads_per_admitted=round(reads / n, 4),
+        limited=sum(r.kind == "limited" for r in recs), throttled=throttled,
+        verdict=verdict,
+        why="" if verdict == "pass" else (f"fail_open={fail_open} (bucket writes over the 100 ms call timeout): "
+                                          if fail_open else "") + f"admitted {admitted:.0f} vs allowed {allowed:.0f}, worst window +{over:.1f} %",
+    )
+
+
+# ---------------------------------------------------------------- override
+def first_after(recs: list[Record], t: float, kind: str) -> dict[int, float | None]:
+    """For each instance (pid) with a call started after `t`: when its first `kind` began."""
+    out: dict[int, float | None] = {}
+    for r in sorted(recs, key=lambda r: r.start):
+        if r.start < t or r.pid is None:
+            continue
+        if r.pid not in out:
+            out[r.pid] = None
+        if out[r.pid] is None and r.kind == kind:
+            out[r.pid] = r.start - t
+    return out
+
+
+def spread(first: dict[int, float | None], recs: list[Record] | None = None,
+           after: float = 0.0) -> tuple[float | None, int]:
+    """(the slowest instance's time, the number of instances that never got there; with
+    `recs`, only instances with a call started after `after` count as never)."""
+    late = {r.pid for r in recs if r.start > after} if recs is not None else set(first)
+    never = sum(v is None and pid in late for pid, v in first.items())
+    times = [v for v in first.values() if v is not None]
+    return (round(max(times), 2) if times else None), never
+
+
+@scenario("override")
+async def override(sim, routing: str | None) -> list[dict]:
+    mode = routing or "mru"
+    s = sim.seconds
+    t_set = t_clear = 0.0
+    n = sim.clients
+    async with sim.run("override", mode) as (router, _):
+        async def operator() -> None:
+            nonlocal t_set, t_clear
+            await at(router, 0.25 * s)
+            t_set = await sim.force_open(router)
+            await at(router, 0.6 * s)
+            t_clear = await sim.clear(router)
+        await asyncio.gather(
+            agents(sim, router, range(n), 0.5, s),
+            bursts(sim, router, n, 7.0, s),
+            operator(),
+        )
+    read = sim.longest_read()
+    recs = decided(router.records)
+    set_window = [r for r in recs if r.start < t_clear]
+    stale_set = sum(r.kind == "ok" and r.start > t_set + REFRESH_S + read for r in set_window)
+    stale_clear = sum(r.kind == "refused" and r.start > t_clear + REFRESH_S + read for r in recs)
+    all_refuse, never_refused = spread(first_after(set_window, t_set, "refused"), set_window,
+                                       t_set + REFRESH_S + read)
+    all_admit, never_admitted = spread(first_after(recs, t_clear, "ok"), recs, t_clear + REFRESH_S + read)
+    good = stale_set == 0 and stale_clear == 0 and never_refused == 0 and never_admitted == 0
+    return [sim.row(
+        router, "override", mode,
+        events={"override set": t_set, "override cleared": t_clear},
+        all_refuse_s=all_refuse, never_refused=never_refused, all_admit_s=all_admit, never_admitted=never_admitted,
+        stale_after_set=stale_set, stale_after_clear=stale_clear, one_read_s=round(read, 3),
+        verdict="pass" if good else "fail",
+        why="" if good else f"stale decisions {stale_set} after set, {stale_clear} after clear; never refused {never_refused}, never admitted {never_admitted}",
+    )]
+
+
+# ---------------------------------------------------------------- outage
+@scenario("outage")
+async def outage(sim, routing: str | None) -> list[dict]:
+    mode = routing or "mru"
+    s = sim.seconds
+    marks: dict[str, float] = {}
+    n = sim.clients
+    async with sim.run("outage", mode) as (router, _):
+        async def fault() -> None:
+            for frac, m, label in ((0.2, "hang", "core-api hangs"), (0.5, "refuse", "core-api refuses"), (0.65, "pass", "core-api back")):
+                await at(router, frac * s)
+                await sim.core_proxy.set_mode(m)
+                marks[label] = router.now()
+        await asyncio.gather(agents(sim, router, range(n), 0.5, s), fault())
+    recs = decided(router.records)
+    t_hang, t_refuse, t_back = marks["core-api hangs"], marks["core-api refuses"], marks["core-api back"]
+    waited = [r for r in recs if r.kind == "failed" and r.latency >= WAITED_S]
+    hang = [r for r in recs if t_hang <= r.start < t_refuse]
+    fast, _ = spread(first_after(hang, t_hang, "refused"))
+    # The fleet refuses fast once no call started later waits out an attempt.
+    last_wait = max((r.start - t_hang for r in waited if t_hang <= r.start < t_refuse), default=0.0)
+    recovery, never_recovered = spread(first_after(recs, t_back, "ok"))
+    last_refusal = max((r.start - t_back for r in recs if r.start >= t_back and r.kind != "ok"), default=0.0)
+    # Verdict: after the last call that waited, the fleet refused fast before the hang ended.
+    still_waiting = not any(r.kind == "refused" and t_hang + last_wait < r.start < t_refuse for r in recs)
+    good = not still_waiting and never_recovered == 0
+    return [sim.row(
+        router, "outage", mode, events=marks,
+        waited_out=len(waited), waited_out_hang=sum(t_hang <= r.start < t_refuse for r in waited),
+        first_fast_refusal_s=fast, last_waited_call_s=round(last_wait, 2),
+        recovery_s=recovery, never_recovered=never_recovered, last_failure_after_back_s=round(last_refusal, 2),
+        calls=len(recs), throttled=sum(r.kind == "throttled" for r in router.records),
+        verdict="pass" if good else "fail",
+        why="" if good else (f"no fast refusal after the last waited call ({last_wait:.1f} s into a "
+                             f"{t_refuse - t_hang:.1f} s hang), or {never_recovered} instance(s) never recovered"),
+    )]
+
+
+# ---------------------------------------------------------------- freeze
+async def targeted(sim, router: Router, slot: int, client: int) -> Record:
+    """One call to `slot` (waiting, bounded, while it serves another)."""
+    for _ in range(200):
+        rec = await router.call(client, sim.payload(client), sim.tokens[client], target=slot)
+        if rec.kind != "throttled":
+            return rec
+        await asyncio.sleep(0.01)
+    return rec
+
+
+@scenario("freeze")
+async def freeze(sim, routing: str | None) -> list[dict]:
+    """Slot 0 frozen 20 s while the operator forces core-api open: its first call after the
+    thaw must be refused; slot 1 frozen 20 s (holding the forced value) while it is cleared:
+    its first call after the thaw must be admitted. The 20 s freeze is past the 5 s refresh
+    and short of the 60 s age limit, where the old rule trusted the held value."""
+    mode = routing or "mru"
+    frozen_s = 20.0
+    n = sim.clients
+    out: dict[str, Record] = {}
+    marks: dict[str, float] = {}
+    if sim.instances < 2:
+        return [dict(scenario="freeze", routing=mode, instances=sim.instances, verdict="fail", why="needs --instances >= 2")]
+    end = 2.0 + 8.0 + frozen_s + 4.0
+    async with sim.run("freeze", mode) as (router, _):
+        async def script() -> None:
+            # Every slot warm first: one call each at once.
+            await asyncio.gather(*(router.call(n + i, sim.payload(n + i), sim.tokens[n + i]) for i in range(router.size)))
+            await targeted(sim, router, 0, n)
+            await targeted(sim, router, 1, n + 1)
+            router.hold(0)
+            marks["slot 0 frozen"] = router.now()
+            await asyncio.sleep(1.0)
+            marks["override set"] = await sim.force_open(router)
+            await asyncio.sleep(REFRESH_S + 1.0)
+            out["slot 1 before"] = await targeted(sim, router, 1, n + 1)
+            router.hold(1)
+            marks["slot 1 frozen"] = router.now()
+            await at(router, marks["slot 0 frozen"] + frozen_s)
+            router.release(0)
+            marks["slot 0 thawed"] = router.now()
+            out["slot 0 thawed"] = await targeted(sim, router, 0, n)
+            marks["override cleared"] = await sim.clear(router)
+            await at(router, marks["slot 1 frozen"] + frozen_s)
+            router.release(1)
+            marks["slot 1 thawed"] = router.now()
+            out["slot 1 thawed"] = await targeted(sim, router, 1, n + 1)
+        await asyncio.gather(agents(sim, router, range(n), 0.5, end), script())
+    a, b = out.get("slot 0 thawed"), out.get("slot 1 thawed")
+    good = a is not None and a.kind == "refused" and b is not None and b.kind == "ok"
+    # SPEC §8 lets a call decide on the held value when the read takes over 100 ms: then the
+    # verdict does not count (the machine's DynamoDB stand-in was too slow), said so.
+    reads = [sim.read_after(router, t) for t in (marks.get("slot 0 thawed"), marks.get("slot 1 thawed"))]
+    slow = [d for d in reads if d is not None and d > FRESH_WAIT_S]
+    verdict = "pass" if good else ("void" if slow else "fail")
+    return [sim.row(
+        router, "freeze", mode, events=marks,
+        frozen_s=frozen_s,
+        slot0_after_thaw=a.kind if a else None, slot0_expected="refused",
+        slot1_after_thaw=b.kind if b else None, slot1_expected="ok",
+        slot1_before_freeze=out["slot 1 before"].kind if "slot 1 before" in out else None,
+        thaw_reads_ms=[round(d * 1000) if d is not None else None for d in reads],
+        verdict=verdict,
+        why="" if good else ("a thawed instance decided on the value it held before its freeze"
+                             + (f" (its read took {max(slow) * 1000:.0f} ms, over the 100 ms wait)" if slow else "")),
+    )]
+
+
+def fmt(v) -> str:
+    if isinstance(v, float):
+        return "-" if math.isnan(v) else f"{v:g}"
+    return "-" if v is None else str(v)
