@@ -240,6 +240,13 @@ fn map_policy_error(e: PolicyError<CoreApiError>, dependency: Dependency) -> Too
                 retry_after_s: Some(ceil_secs(retry_after.unwrap_or(FORCED_OPEN_RETRY)).max(1)),
             }
         }
+        PolicyError::NotBefore { retry_after } => {
+            metrics::counter!("shed", "reason" => "retry_after").increment(1);
+            ToolError::DependencyUnavailable {
+                dependency,
+                retry_after_s: Some(ceil_secs(retry_after).max(1)),
+            }
+        }
         PolicyError::AttemptTimeout => ToolError::DependencyUnavailable {
             dependency,
             retry_after_s: None,
