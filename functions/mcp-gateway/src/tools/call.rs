@@ -3,7 +3,6 @@
 //! (SPEC §3, §6, §7).
 
 use std::future::Future;
-use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
 use kosha_contract::dependency::Dependency;
@@ -25,6 +24,7 @@ use crate::backends::screening::{ScreenMeta, ScreeningError};
 use crate::chaos::Honoured;
 use crate::state::Gateway;
 use crate::tools::error::ToolError;
+use crate::tools::observe::Sent;
 
 /// Margin the gateway keeps for itself on the hop to core-api (SPEC §7): core-api is sent
 /// `deadline − 150 ms`.
@@ -43,9 +43,9 @@ pub struct Call<'a> {
     pub deadline: Deadline,
     /// The request's honoured chaos header, if any (SPEC §9).
     pub chaos: Option<&'a Honoured>,
-    /// Requests this call has sent to its dependencies (the `attempts` of its log line,
-    /// [`super::observe`]); every dependency helper here counts its sends.
-    pub attempts: &'a AtomicU32,
+    /// Requests this call has sent to its dependencies (the `attempts` and `hedges` of its
+    /// log line, [`super::observe`]); every dependency helper here counts its sends.
+    pub sent: &'a Sent,
     /// The request's trace, whose clock counts the time spent waiting on dependencies (the
     /// `overhead_us` of the log line); `None` outside an HTTP request.
     pub trace: Option<&'a RequestTrace>,
@@ -115,7 +115,7 @@ impl Call<'_> {
             idempotency,
             faults.as_mut(),
             |attempt| {
-                self.attempts.fetch_add(1, Ordering::Relaxed);
+                self.sent.count(&attempt);
                 op(CallMeta {
                     principal: self.principal.map(str::to_owned),
                     deadline_header: Some(hop_deadline(attempt.timeout)),
@@ -183,7 +183,7 @@ impl Call<'_> {
             Idempotency::Idempotent,
             faults.as_mut(),
             |attempt| {
-                self.attempts.fetch_add(1, Ordering::Relaxed);
+                self.sent.count(&attempt);
                 let meta = ScreenMeta {
                     principal: self.principal.map(str::to_owned),
                     deadline_header: Some(hop_deadline(attempt.timeout)),
