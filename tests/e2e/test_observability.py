@@ -51,7 +51,8 @@ def assert_one_trace(stack: dict[str, str], trace_id: str) -> None:
     assert len(calls) == 1, gateway
     call = calls[0]
     assert call["tool"] == "get_transaction" and call["outcome"] == "ok", call
-    assert call["attempts"] == 1 and call["degraded"] is False
+    # One attempt, plus a hedge when it happened to be slower than core-api's recent p95.
+    assert call["attempts"] - call["hedges"] == 1 and call["degraded"] is False, call
     assert call["span"]["principal"] and call["span"]["request_id"]
     core = traced(stack, "core-api", trace_id)
     assert core, f"no core-api line with trace id {trace_id}"

@@ -22,6 +22,7 @@ import jsonschema
 import pytest
 
 from kosha_client import session
+from test_observability import log_lines
 
 pytestmark = pytest.mark.anyio
 ROOT = Path(__file__).resolve().parents[2]
@@ -141,6 +142,47 @@ async def test_chaos_down_defers_and_completes_once_cleared(gateway_url, agent_t
         assert result["status"] == "potential_match", result
         assert result["matches"][0]["list_entry_id"] == "wl_00002"
         print(f"deferral {latency * 1000:.1f} ms; completed {after:.1f} s after the knob was cleared")
+
+
+async def test_a_429_with_retry_after_defers_the_next_calls_without_reaching_the_sim(gateway_url, agent_token, stack):
+    """Issue #33: screening-sim says "too many, not for 10 s" (429, `Retry-After: 10`); the
+    gateway holds every screening for those 10 s. The knob is cleared right after the 429, so
+    any call that reached the sim would answer at once: deferred answers prove it was not
+    called, and so does each call's log line (`attempts: 0`)."""
+    knobs = {"down": True, "status": 429, "retry_after_s": 10, "ttl_s": 60}
+    assert chaos(stack, "POST", knobs).status_code == 200
+    view = chaos(stack, "GET").json()["chaos"]
+    assert (view["status"], view["retry_after_s"]) == (429, 10), view
+    async with session(gateway_url, agent_token) as s:
+        try:
+            r = await s.call_tool("screen_entity", {"name": "Jane Example"})
+            told = time.monotonic()
+            first = r.structured_content
+            assert first["status"] == "deferred", first
+            assert 5 <= first["retry_after_s"] <= 10, first
+        finally:
+            assert chaos(stack, "DELETE").status_code == 200
+        held = []
+        while time.monotonic() - told < 7:
+            started = time.monotonic()
+            r = await s.call_tool("screen_entity", {"name": "Hiroshi Tanaka", "country": "JP"})
+            out = r.structured_content
+            assert out["status"] == "deferred", (time.monotonic() - told, out)
+            assert 1 <= out["retry_after_s"] <= 10, out
+            held.append(time.monotonic() - started)
+            time.sleep(1)
+        # The breaker never opened: a 429 is not a failure, and held calls are no outcomes.
+        assert await breaker(s) == "closed"
+        while time.monotonic() - told < 10.5:
+            time.sleep(0.25)
+        r = await s.call_tool("screen_entity", {"name": "Hiroshi Tanaka", "country": "JP"})
+        assert r.structured_content["status"] == "clear", r.structured_content
+    assert len(held) >= 5, held
+    assert sorted(held)[len(held) // 2] < 0.2, held
+    time.sleep(0.5)  # the last line written
+    calls = [l for l in log_lines(stack, "mcp-gateway") if l.get("message") == "tool call" and l.get("tool") == "screen_entity"]
+    assert [c["attempts"] for c in calls[-(len(held) + 1):-1]] == [0] * len(held), calls[-(len(held) + 1):]
+    print(f"{len(held)} screenings deferred without a call in the 10 s hold (median {sorted(held)[len(held) // 2] * 1000:.0f} ms)")
 
 
 async def test_a_request_the_sim_refuses_ends_failed_and_in_the_dlq(gateway_url, agent_token, stack):

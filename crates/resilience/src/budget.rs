@@ -68,11 +68,59 @@ struct Floor {
     refilled_at: Instant,
 }
 
+/// Milli-tokens earned by calls and spent by extra requests: the part of a budget that
+/// scales with traffic, shared by the retry budget here and the hedge budget of
+/// [`crate::hedge`] (each policy has its own of each: they share nothing, pitfall 27).
+#[derive(Debug)]
+pub struct EarnedTokens {
+    milli: AtomicU64,
+    cap_milli: u64,
+    deposit_milli: u64,
+}
+
+impl EarnedTokens {
+    /// An empty bucket holding at most `cap_milli`, earning `deposit_milli` per deposit.
+    pub fn new(cap_milli: u64, deposit_milli: u64) -> Self {
+        Self {
+            milli: AtomicU64::new(0),
+            cap_milli,
+            deposit_milli,
+        }
+    }
+
+    /// Adds one deposit, up to the cap.
+    pub fn deposit(&self) {
+        let cap = self.cap_milli;
+        if self.milli.load(Ordering::Relaxed) >= cap {
+            return;
+        }
+        let deposit = self.deposit_milli;
+        let _ = self
+            .milli
+            .fetch_update(Ordering::AcqRel, Ordering::Relaxed, |v| {
+                Some(v.saturating_add(deposit).min(cap))
+            });
+    }
+
+    /// Takes one whole token ([`WITHDRAW_MILLI`]) if the bucket holds one.
+    pub fn try_withdraw(&self) -> bool {
+        self.milli
+            .fetch_update(Ordering::AcqRel, Ordering::Relaxed, |v| {
+                v.checked_sub(WITHDRAW_MILLI)
+            })
+            .is_ok()
+    }
+
+    /// The balance, milli-tokens.
+    pub fn milli(&self) -> u64 {
+        self.milli.load(Ordering::Acquire)
+    }
+}
+
 /// A per-dependency retry budget. Shared by reference (`&self` everywhere).
 #[derive(Debug)]
 pub struct RetryBudget {
-    earned: AtomicU64,
-    cap_milli: u64,
+    earned: EarnedTokens,
     floor: Mutex<Floor>,
     /// Floor refill rate in milli-tokens per second (= retries per second × 1000).
     floor_rate: u64,
@@ -85,8 +133,7 @@ impl RetryBudget {
         config.validate()?;
         let floor_rate = u64::from(config.min_retries_per_sec) * WITHDRAW_MILLI;
         Ok(Self {
-            earned: AtomicU64::new(0),
-            cap_milli: u64::from(config.cap_tokens) * 1_000,
+            earned: EarnedTokens::new(u64::from(config.cap_tokens) * 1_000, DEPOSIT_MILLI),
             floor: Mutex::new(Floor {
                 milli: floor_rate,
                 refilled_at: Instant::now(),
@@ -98,26 +145,13 @@ impl RetryBudget {
 
     /// Records one successful logical call: +0.1 token, up to the cap.
     pub fn deposit(&self) {
-        let cap = self.cap_milli;
-        if self.earned.load(Ordering::Relaxed) >= cap {
-            return;
-        }
-        let _ = self
-            .earned
-            .fetch_update(Ordering::AcqRel, Ordering::Relaxed, |v| {
-                Some(v.saturating_add(DEPOSIT_MILLI).min(cap))
-            });
+        self.earned.deposit();
     }
 
     /// Takes one token for a retry, from the earned bucket first, then the floor. `false`
     /// means no retry is allowed now (and counts `retry_budget_exhausted`).
     pub fn try_withdraw(&self) -> bool {
-        let earned = self
-            .earned
-            .fetch_update(Ordering::AcqRel, Ordering::Relaxed, |v| {
-                v.checked_sub(WITHDRAW_MILLI)
-            });
-        if earned.is_ok() || self.withdraw_floor() {
+        if self.earned.try_withdraw() || self.withdraw_floor() {
             return true;
         }
         self.exhausted.increment(1);
@@ -156,7 +190,7 @@ impl RetryBudget {
 
     /// The earned balance in milli-tokens (excluding the floor).
     pub fn earned_milli(&self) -> u64 {
-        self.earned.load(Ordering::Acquire)
+        self.earned.milli()
     }
 }
 

@@ -10,8 +10,13 @@
 //! - **Neighbours:** it sits after the deadline check and before the breaker
 //!   ([`crate::policy`]). A rejection here never reaches the breaker (it is not a dependency
 //!   failure) and never reaches retry (it is not retried and spends no budget) — pitfall 5.
+//! - **Adaptive (opt-in, issue #33):** with [`Bulkhead::with_adaptive`] the semaphore keeps
+//!   `capacity` permits but a call that would put more than the [`AdaptiveLimit`]'s current
+//!   limit in flight is refused at once, without waiting; the policy feeds the limit each
+//!   attempt's latency through [`Bulkhead::observe`]. [`Bulkhead::capacity`] then reports
+//!   the current limit.
 //! - **Metrics (SPEC §12):** `bulkhead_in_flight` gauge and `bulkhead_rejected` counter, both
-//!   with dimension `dependency`.
+//!   with dimension `dependency`; `bulkhead_limit` when adaptive ([`crate::adaptive`]).
 //!
 //! Clones share the same semaphore: clone a bulkhead to hand it to several owners of one
 //! dependency.
@@ -22,6 +27,7 @@ use std::time::Duration;
 use metrics::{Counter, Gauge};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, TryAcquireError};
 
+use crate::adaptive::AdaptiveLimit;
 use crate::error::ConfigError;
 
 /// Longest a caller may wait for a permit (seed 004 §5: "acquire with a timeout of 0–50 ms").
@@ -67,6 +73,7 @@ pub struct Bulkhead {
     config: BulkheadConfig,
     in_flight: Gauge,
     rejected: Counter,
+    adaptive: Option<Arc<AdaptiveLimit>>,
 }
 
 impl Bulkhead {
@@ -80,13 +87,43 @@ impl Bulkhead {
             config,
             in_flight: metrics::gauge!("bulkhead_in_flight", "dependency" => dependency.clone()),
             rejected: metrics::counter!("bulkhead_rejected", "dependency" => dependency),
+            adaptive: None,
         })
+    }
+
+    /// The same bulkhead, admitting at most `limit`'s current limit (≤ capacity).
+    #[must_use]
+    pub fn with_adaptive(mut self, limit: AdaptiveLimit) -> Self {
+        self.adaptive = Some(Arc::new(limit));
+        self
+    }
+
+    /// The adaptive limit, when there is one.
+    pub fn adaptive(&self) -> Option<&AdaptiveLimit> {
+        self.adaptive.as_deref()
+    }
+
+    /// Feeds an attempt's latency to the adaptive limit (nothing when fixed).
+    pub fn observe(&self, latency: Duration) {
+        if let Some(limit) = &self.adaptive {
+            limit.sample(latency, self.in_flight());
+        }
+    }
+
+    /// Whether the permit just taken put more calls in flight than the adaptive limit.
+    fn over_limit(&self) -> bool {
+        self.adaptive
+            .as_ref()
+            .is_some_and(|limit| self.in_flight() > limit.limit())
     }
 
     /// Takes a permit if one is free right now, without waiting and without counting a
     /// rejection (the policy's fast path; it falls back to [`Bulkhead::acquire`]).
     pub fn try_acquire_now(&self) -> Option<BulkheadPermit> {
         let permit = Arc::clone(&self.semaphore).try_acquire_owned().ok()?;
+        if self.over_limit() {
+            return None;
+        }
         self.in_flight.increment(1.0);
         Some(BulkheadPermit {
             _permit: permit,
@@ -110,6 +147,10 @@ impl Bulkhead {
             }
         };
         match permit {
+            Ok(_) if self.over_limit() => {
+                self.rejected.increment(1);
+                Err(BulkheadFull)
+            }
             Ok(permit) => {
                 self.in_flight.increment(1.0);
                 Ok(BulkheadPermit {
@@ -131,9 +172,11 @@ impl Bulkhead {
             .saturating_sub(self.semaphore.available_permits())
     }
 
-    /// The configured capacity.
+    /// The configured capacity, or the adaptive limit now when there is one.
     pub fn capacity(&self) -> usize {
-        self.config.capacity
+        self.adaptive
+            .as_ref()
+            .map_or(self.config.capacity, |limit| limit.limit())
     }
 }
 

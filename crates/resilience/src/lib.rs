@@ -2,8 +2,13 @@
 //! (seed 004 §1–§7).
 //!
 //! One module per policy, composed by [`policy::Policy`] in the order of seed 004 §1:
-//! [`deadline`] → [`bulkhead`] → [`breaker`] → [`retry`] (with [`backoff`] and [`budget`]) →
-//! [`timeout`]. [`classify`] says which errors are retried and which count as dependency
+//! [`deadline`] → [`not_before`] → [`bulkhead`] (optionally [`adaptive`]) → [`breaker`] →
+//! [`retry`] (with [`backoff`] and [`budget`]) → [`hedge`] (with [`latency`]) → [`timeout`].
+//! The origin backoff sits before the bulkhead so a dependency's "not before T" refuses a
+//! call without taking a slot or a breaker permit; the hedge sits inside the breaker (one
+//! outcome per logical call) and inside retry (a hedge is not a retry, pitfall 27), around
+//! one attempt whose timeout it keeps; the adaptive limit is the bulkhead's own cap, moved by
+//! attempt latency (issue #33). [`classify`] says which errors are retried and which count as dependency
 //! failures; [`config`] completes a dependency's [`config::Profile`] (its row of seed 004 §1,
 //! chosen by the binary that calls it) and reads environment overrides; [`error`] is the one
 //! error type (a setting that cannot be used); [`overrides`] is where forced-open overrides
@@ -62,6 +67,7 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+pub mod adaptive;
 pub mod backoff;
 pub mod breaker;
 pub mod budget;
@@ -71,6 +77,9 @@ pub mod classify;
 pub mod config;
 pub mod deadline;
 pub mod error;
+pub mod hedge;
+pub mod latency;
+pub mod not_before;
 pub mod overrides;
 pub mod policy;
 pub mod principal_rate;

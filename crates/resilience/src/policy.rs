@@ -1,16 +1,28 @@
-//! The policy stack for one dependency: Deadline → Bulkhead → Circuit breaker → Retry →
-//! Timeout (seed 004 §1; ARCHITECTURE.md "Request path").
+//! The policy stack for one dependency: Deadline → Origin backoff → Bulkhead (fixed or
+//! adaptive) → Circuit breaker → Retry → Hedge → Timeout (seed 004 §1; ARCHITECTURE.md
+//! "Request path"; the origin backoff, adaptive limit and hedge of issue #33).
 //!
 //! - **Order, and why:**
 //!   1. *Deadline* — nothing starts if the request budget is spent
 //!      ([`PolicyError::DeadlineExceeded`]);
-//!   2. *Bulkhead* — caps concurrency before any work queues ([`PolicyError::BulkheadFull`]);
-//!   3. *Breaker* — one permit per logical call, so retries inside it count once toward the
-//!      failure rate ([`PolicyError::CircuitOpen`], [`PolicyError::ForcedOpen`]);
-//!   4. *Retry* — [`crate::retry`] rules: retryable class, idempotency, attempts, deadline,
-//!      budget; the last error is returned when it stops;
-//!   5. *Timeout* — each attempt runs under `min(remaining − margin, attempt cap)`
-//!      ([`PolicyError::AttemptTimeout`]).
+//!   2. *Origin backoff* ([`crate::not_before`]) — the dependency said "not before T" (a 429
+//!      with `Retry-After`): refused at once ([`PolicyError::NotBefore`]), before taking a
+//!      bulkhead slot or a breaker permit, so the hold costs nothing and is never a breaker
+//!      outcome; after the deadline check, so a spent budget still says `deadline_exceeded`;
+//!   3. *Bulkhead* — caps concurrency before any work queues ([`PolicyError::BulkheadFull`]);
+//!      with an [`crate::adaptive`] limit, the cap follows the dependency's latency;
+//!   4. *Breaker* — one permit per logical call, so retries and hedges inside it count once
+//!      toward the failure rate ([`PolicyError::CircuitOpen`], [`PolicyError::ForcedOpen`]);
+//!   5. *Retry* — [`crate::retry`] rules: retryable class, idempotency, attempts, deadline,
+//!      budget; the last error is returned when it stops. A retry that would start while the
+//!      dependency's hold is in force is not made;
+//!   6. *Hedge* ([`crate::hedge`]) — inside retry, around one attempt: an attempt still
+//!      pending after the recent latency percentile gets one duplicate (its own timeout, its
+//!      own bulkhead slot, the hedge budget); the first good answer is the attempt's result.
+//!      Inside the breaker so it sees one outcome, inside retry because a hedge is not a
+//!      retry (pitfall 27);
+//!   7. *Timeout* — each attempt (and each hedge) runs under `min(remaining − margin,
+//!      attempt cap)` ([`PolicyError::AttemptTimeout`]).
 //! - **Rejections are free (pitfall 5):** a bulkhead or breaker rejection happens before the
 //!   retry loop, so it is never retried, never recorded as a breaker outcome and never
 //!   withdraws from the budget.
@@ -28,9 +40,11 @@
 //!   drawn) and inside the attempt timeout. An injected 503 or reset becomes the caller's own
 //!   error (`E: From<InjectedFault>`) and is classified like a real one; an injected timeout
 //!   pends until the attempt timeout fires; injected latency sleeps inside the attempt, so it
-//!   counts against both the attempt timeout and the deadline.
+//!   counts against both the attempt timeout and the deadline. A hedge draws its own plan,
+//!   as any attempt does.
 //! - **Metrics (SPEC §12):** `retries` and `deadline_exceeded` (`hop` = dependency) here;
-//!   `bulkhead_*`, `breaker_state`, `retry_budget_exhausted` in their modules.
+//!   `bulkhead_*`, `bulkhead_limit`, `breaker_state`, `retry_budget_exhausted`, `hedges` in
+//!   their modules.
 
 use std::future::{Future, poll_fn};
 use std::pin::pin;
@@ -45,6 +59,7 @@ use tokio::time::Instant;
 
 use rand::Rng;
 
+use crate::adaptive::{AdaptiveConfig, AdaptiveLimit};
 use crate::breaker::{Breaker, BreakerState, Outcome, Rejected};
 use crate::budget::RetryBudget;
 use crate::bulkhead::Bulkhead;
@@ -53,6 +68,8 @@ use crate::classify::{Classify, ErrorClass};
 use crate::config::PolicyConfig;
 use crate::deadline::Deadline;
 use crate::error::ConfigError;
+use crate::hedge::{HedgeConfig, Hedger};
+use crate::not_before::NotBefore;
 use crate::overrides::{ForcedOpen, OverrideSource};
 use crate::retry::{Idempotency, RetryDecision};
 use crate::timeout::AttemptBudget;
@@ -86,6 +103,13 @@ pub enum PolicyError<E> {
     /// The last attempt did not answer within its full attempt cap.
     #[error("dependency did not answer in time")]
     AttemptTimeout,
+    /// The dependency answered 429 with `Retry-After` and the time has not come: refused
+    /// without an attempt ([`crate::not_before`]).
+    #[error("dependency asked not to be called yet")]
+    NotBefore {
+        /// Time left before the dependency may be called, at most 60 s.
+        retry_after: Duration,
+    },
     /// The dependency's own error from the last attempt.
     #[error("dependency call failed")]
     Inner(#[source] E),
@@ -97,6 +121,7 @@ impl<E> PolicyError<E> {
         match self {
             Self::CircuitOpen { retry_after } => Some(*retry_after),
             Self::ForcedOpen { retry_after, .. } => *retry_after,
+            Self::NotBefore { retry_after } => Some(*retry_after),
             _ => None,
         }
     }
@@ -125,6 +150,9 @@ pub struct Attempt {
     /// This attempt's timeout; the policy enforces it, the operation may also pass it on
     /// (e.g. as an HTTP client timeout or `statement_timeout`).
     pub timeout: Duration,
+    /// Whether this is a hedge: a duplicate of attempt `number`, sent because it was slow
+    /// ([`crate::hedge`]).
+    pub hedge: bool,
 }
 
 /// A dependency's state for `get_service_health`.
@@ -149,6 +177,8 @@ pub struct Policy {
     bulkhead: Bulkhead,
     breaker: Arc<Breaker>,
     budget: RetryBudget,
+    not_before: NotBefore,
+    hedger: Option<Hedger>,
     retries: Counter,
     deadline_exceeded: Counter,
 }
@@ -199,10 +229,39 @@ impl Policy {
             config,
             bulkhead: Bulkhead::try_new(&dependency, config.bulkhead)?,
             budget: RetryBudget::try_new(&dependency, config.budget)?,
+            not_before: NotBefore::new(&dependency),
+            hedger: None,
             retries: metrics::counter!("retries", "dependency" => dependency.clone()),
             deadline_exceeded: metrics::counter!("deadline_exceeded", "hop" => dependency),
             breaker,
         })
+    }
+
+    /// The same policy, hedging its [`Idempotency::Idempotent`] calls ([`crate::hedge`]).
+    ///
+    /// # Errors
+    /// [`ConfigError::Invalid`] when `config` does not validate.
+    pub fn with_hedging(mut self, config: HedgeConfig) -> Result<Self, ConfigError> {
+        self.hedger = Some(Hedger::try_new(self.breaker.name(), config)?);
+        Ok(self)
+    }
+
+    /// The same policy with an adaptive bulkhead limit between `config.floor` and the
+    /// bulkhead's capacity ([`crate::adaptive`]; `config.max` is set to that capacity).
+    ///
+    /// # Errors
+    /// [`ConfigError::Invalid`] when `config` does not validate.
+    pub fn with_adaptive_concurrency(
+        mut self,
+        config: AdaptiveConfig,
+    ) -> Result<Self, ConfigError> {
+        let config = AdaptiveConfig {
+            max: self.config.bulkhead.capacity,
+            ..config
+        };
+        let limit = AdaptiveLimit::try_new(self.breaker.name(), config)?;
+        self.bulkhead = self.bulkhead.with_adaptive(limit);
+        Ok(self)
     }
 
     /// Runs `op` under the whole stack. `op` is called once per attempt with its [`Attempt`];
@@ -224,6 +283,9 @@ impl Policy {
         if self.attempt_budget(deadline, now).is_none() {
             return Err(self.expired());
         }
+        if let Some(retry_after) = self.not_before.remaining(now) {
+            return Err(PolicyError::NotBefore { retry_after });
+        }
         let _slot = match self.bulkhead.try_acquire_now() {
             Some(slot) => slot,
             None => {
@@ -237,6 +299,13 @@ impl Policy {
             }
         };
         let permit = self.breaker.try_acquire()?;
+        let hedger = self
+            .hedger
+            .as_ref()
+            .filter(|_| idempotency == Idempotency::Idempotent);
+        if let Some(hedger) = hedger {
+            hedger.on_call();
+        }
         let mut outcome = Outcome::Neutral;
         let mut number = 1;
         loop {
@@ -247,27 +316,57 @@ impl Policy {
             let attempt = Attempt {
                 number,
                 timeout: budget.timeout,
+                hedge: false,
             };
             // Poll once before arming the timer: a ready answer costs no timer at all.
             let mut call = pin!(op(attempt));
+            // `None`: the attempt timed out.
             let result = match poll_fn(|cx| Poll::Ready(call.as_mut().poll(cx))).await {
-                Poll::Ready(result) => Ok(result),
-                Poll::Pending => tokio::time::timeout_at(now + budget.timeout, call).await,
+                Poll::Ready(result) => {
+                    self.observe(now, hedger);
+                    Some(result)
+                }
+                Poll::Pending => match hedger.and_then(|h| h.delay().map(|d| (h, d))) {
+                    Some((hedger, delay)) => {
+                        let race = Race {
+                            hedger,
+                            attempt,
+                            started: now,
+                            delay,
+                        };
+                        self.hedged(race, call, deadline, &permit, &mut op).await
+                    }
+                    None => {
+                        let r = tokio::time::timeout_at(now + budget.timeout, call).await;
+                        self.observe(now, hedger);
+                        r.ok()
+                    }
+                },
             };
             let (error, class) = match result {
-                Ok(Ok(value)) => {
+                Some(Ok(value)) => {
                     permit.record(Outcome::Success);
                     self.budget.deposit();
+                    if self.not_before.is_set() {
+                        self.not_before.clear_if_passed(Instant::now());
+                    }
                     return Ok(value);
                 }
-                Ok(Err(e)) => {
+                Some(Err(e)) => {
                     let class = e.class();
                     outcome = class.outcome();
+                    if let ErrorClass::Status {
+                        status: 429,
+                        retry_after: Some(wait),
+                    } = class
+                    {
+                        self.not_before.hold(wait, Instant::now());
+                    }
                     (PolicyError::Inner(e), class)
                 }
                 // Cut short by our own deadline: not the dependency's fault.
-                Err(_) if budget.shrunk => (PolicyError::DeadlineExceeded, ErrorClass::Timeout),
-                Err(_) => {
+                None if budget.shrunk => (PolicyError::DeadlineExceeded, ErrorClass::Timeout),
+                None => {
                     outcome = Outcome::Failure;
                     (PolicyError::AttemptTimeout, ErrorClass::Timeout)
                 }
@@ -285,6 +384,11 @@ impl Policy {
                     self.retries.increment(1);
                     tokio::time::sleep(delay).await;
                     now = Instant::now();
+                    if self.not_before.remaining(now).is_some() {
+                        // Another caller's later 429 holds the dependency: no attempt now.
+                        permit.record(outcome);
+                        return Err(error);
+                    }
                     number += 1;
                 }
                 RetryDecision::Stop(_) => {
@@ -355,6 +459,19 @@ impl Policy {
         self.call(deadline, idempotency, faulted).await
     }
 
+    /// Feeds the time since `started` to the hedge histogram and the adaptive limit (no
+    /// clock read when the policy has neither).
+    fn observe(&self, started: Instant, hedger: Option<&Hedger>) {
+        if hedger.is_none() && self.bulkhead.adaptive().is_none() {
+            return;
+        }
+        let took = started.elapsed();
+        if let Some(hedger) = hedger {
+            hedger.record(took);
+        }
+        self.bulkhead.observe(took);
+    }
+
     fn attempt_budget(&self, deadline: &Deadline, now: Instant) -> Option<AttemptBudget> {
         let remaining = deadline.instant().saturating_duration_since(now);
         self.config.attempt.with_remaining(remaining)
@@ -392,11 +509,25 @@ impl Policy {
         &self.budget
     }
 
+    /// The origin backoff ("not before T") of this dependency.
+    pub fn not_before(&self) -> &NotBefore {
+        &self.not_before
+    }
+
+    /// The hedging state, when the policy hedges.
+    pub fn hedger(&self) -> Option<&Hedger> {
+        self.hedger.as_ref()
+    }
+
     /// The settings.
     pub fn config(&self) -> &PolicyConfig {
         &self.config
     }
 }
+
+mod hedged;
+
+use hedged::Race;
 
 /// One attempt under a fault plan.
 enum Step<Fut> {

@@ -15,9 +15,12 @@ use std::sync::Arc;
 use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
+use kosha_contract::dependency::Dependency;
+use kosha_resilience::adaptive::AdaptiveConfig;
 use kosha_resilience::breaker::Outcome;
 use kosha_resilience::classify::ErrorClass;
 use kosha_resilience::deadline::Deadline;
+use kosha_resilience::hedge::HedgeConfig;
 use kosha_resilience::overrides::NoOverrides;
 use kosha_resilience::policy::Policy;
 use kosha_resilience::retry::Idempotency;
@@ -38,33 +41,39 @@ fn success_path_does_not_allocate() {
         .build()
         .unwrap();
     let _context = rt.enter();
-    let policy = Policy::try_new(
-        kosha_contract::dependency::Dependency::CoreApi,
-        common::core_api_read(),
-        Arc::new(NoOverrides),
-    )
-    .unwrap();
+    let plain =
+        Policy::try_new(Dependency::CoreApi, common::core_api_read(), Arc::new(NoOverrides)).unwrap();
+    // With the policies of issue #33 on: hedging (its histogram and budget are fed on every
+    // call) and the adaptive limit (fed every attempt's latency).
+    let full = Policy::try_new(Dependency::CoreApi, common::core_api_read(), Arc::new(NoOverrides))
+        .unwrap()
+        .with_hedging(HedgeConfig::DEFAULT)
+        .unwrap()
+        .with_adaptive_concurrency(AdaptiveConfig::for_capacity(32))
+        .unwrap();
     let deadline = Deadline::after(Duration::from_secs(60));
-    let call = || {
-        policy.call(&deadline, Idempotency::Idempotent, |a| {
-            ready(Ok::<u32, ErrorClass>(a.number))
-        })
-    };
-    // Warm-up: first use of thread-locals and the runtime context.
-    assert!(matches!(poll_once(call()), Poll::Ready(Ok(1))));
+    for policy in [&plain, &full] {
+        let call = || {
+            policy.call(&deadline, Idempotency::Idempotent, |a| {
+                ready(Ok::<u32, ErrorClass>(a.number))
+            })
+        };
+        // Warm-up: first use of thread-locals and the runtime context.
+        assert!(matches!(poll_once(call()), Poll::Ready(Ok(1))));
 
-    let region = Region::new(GLOBAL);
-    let mut ok = 0;
-    for _ in 0..1_000 {
-        ok += usize::from(matches!(poll_once(call()), Poll::Ready(Ok(1))));
-        let permit = policy.breaker().try_acquire().unwrap();
-        permit.record(Outcome::Success);
+        let region = Region::new(GLOBAL);
+        let mut ok = 0;
+        for _ in 0..1_000 {
+            ok += usize::from(matches!(poll_once(call()), Poll::Ready(Ok(1))));
+            let permit = policy.breaker().try_acquire().unwrap();
+            permit.record(Outcome::Success);
+        }
+        let stats = region.change();
+        assert_eq!(ok, 1_000);
+        assert_eq!(
+            (stats.allocations, stats.reallocations),
+            (0, 0),
+            "{stats:?}"
+        );
     }
-    let stats = region.change();
-    assert_eq!(ok, 1_000);
-    assert_eq!(
-        (stats.allocations, stats.reallocations),
-        (0, 0),
-        "{stats:?}"
-    );
 }

@@ -70,6 +70,8 @@ enum Cause {
     Deadline,
     Timeout,
     Bulkhead,
+    /// The embeddings API answered 429 with `Retry-After` and its time has not come.
+    NotBefore,
     Failed,
 }
 
@@ -81,6 +83,7 @@ impl Cause {
             PolicyError::CircuitOpen { .. } => Self::CircuitOpen,
             PolicyError::ForcedOpen { .. } => Self::ForcedOpen,
             PolicyError::AttemptTimeout => Self::Timeout,
+            PolicyError::NotBefore { .. } => Self::NotBefore,
             PolicyError::Inner(_) => Self::Failed,
         }
     }
@@ -94,6 +97,7 @@ impl Cause {
             Self::Deadline => "deadline",
             Self::Timeout => "timeout",
             Self::Bulkhead => "bulkhead_full",
+            Self::NotBefore => "retry_after",
             Self::Failed => "failed",
         }
     }

@@ -6,12 +6,13 @@ use std::time::Duration;
 
 use kosha_auth::VerifierConfig;
 use kosha_resilience::config::PolicyConfig;
+use kosha_resilience::hedge::HedgeConfig;
 use kosha_resilience::principal_rate::{self, PrincipalLimiter};
 use kosha_resilience::rate_limit::BucketConfig;
 use kosha_runtime::config::{self, ConfigError};
 use kosha_state::{RateLimitSettings, StateTable};
 
-use crate::backends::PerBackend;
+use crate::backends::{Backend, PerBackend};
 pub use kosha_clients::config::{ScreeningConfig, ServiceAuth};
 
 /// Largest accepted request body (SPEC §3): larger gets 413.
@@ -19,6 +20,33 @@ pub const MAX_BODY_BYTES: usize = 1024 * 1024;
 
 /// Default for `KOSHA_BODY_READ_TIMEOUT_MS`: 10 s, ample for 1 MiB on any working link.
 pub const DEFAULT_BODY_READ_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Turns adaptive bulkhead limits on for every backend (issue #33; default off).
+pub const ADAPTIVE_CONCURRENCY_ENV: &str = "KOSHA_ADAPTIVE_CONCURRENCY";
+
+/// The tail-latency and backpressure policies of issue #33 that are switched per gateway.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct TailSettings {
+    /// Hedging of core-api reads (`get_transaction`, `list_transactions`,
+    /// `search_knowledge_base`; never writes, never screening): on by default with
+    /// `kosha_resilience::hedge`'s defaults, `KOSHA_POLICY_CORE_API_READ_HEDGE_*` to tune,
+    /// `KOSHA_POLICY_CORE_API_READ_HEDGE_PERCENTILE=0` to turn off.
+    pub hedge: Option<HedgeConfig>,
+    /// Adaptive bulkhead limits for every backend (`KOSHA_ADAPTIVE_CONCURRENCY=true`, default
+    /// false: Lambda serves one request per instance and gains nothing; the end-to-end
+    /// stacks and the fleet simulator keep fixed sizes).
+    pub adaptive_concurrency: bool,
+}
+
+impl Default for TailSettings {
+    /// Hedging on with its defaults, adaptive limits off.
+    fn default() -> Self {
+        Self {
+            hedge: Some(HedgeConfig::DEFAULT),
+            adaptive_concurrency: false,
+        }
+    }
+}
 
 /// Everything the gateway reads from its environment.
 #[derive(Debug, Clone)]
@@ -58,6 +86,8 @@ pub struct GatewayConfig {
     pub principal_rate: BucketConfig,
     /// Each backend's policy: its seed 004 §1 row with `KOSHA_POLICY_<BACKEND>_*` overrides.
     pub policies: PerBackend<PolicyConfig>,
+    /// Hedged reads and adaptive concurrency (issue #33).
+    pub tail: TailSettings,
     /// Whether an operator's signed `X-Kosha-Chaos` header may be honoured (`CHAOS_ENABLED`,
     /// default false; SPEC §9).
     pub chaos_enabled: bool,
@@ -116,7 +146,13 @@ impl GatewayConfig {
             PolicyConfig::from_lookup(b.profile(), b.env_prefix(), config::var)
                 .map_err(|e| ConfigError::new(b.env_prefix(), e.to_string()))
         })?;
+        let tail = TailSettings {
+            hedge: HedgeConfig::from_lookup(Backend::CoreApiRead.env_prefix(), config::var)
+                .map_err(|e| ConfigError::new(Backend::CoreApiRead.env_prefix(), e.to_string()))?,
+            adaptive_concurrency: config::bool_or(ADAPTIVE_CONCURRENCY_ENV, false)?,
+        };
         Ok(Self {
+            tail,
             chaos_enabled: config::bool_or("CHAOS_ENABLED", false)?,
             chaos_secret_id: config::string_or(
                 kosha_state::CHAOS_SECRET_ENV,

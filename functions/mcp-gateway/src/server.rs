@@ -2,7 +2,6 @@
 //! (SPEC §3). Argument validation and tool errors are ours (SEP-1303), so `get_tool` stays
 //! `None` and rmcp does no schema validation of its own.
 
-use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, OnceLock};
 
 use kosha_resilience::deadline::{Deadline, LAMBDA_MARGIN};
@@ -161,10 +160,10 @@ impl ServerHandler for McpServer {
         let trace = request_trace(&context, &request);
         let run = async {
             let started = tokio::time::Instant::now();
-            let attempts = AtomicU32::new(0);
+            let sent = observe::Sent::default();
             let requested = request.name.clone();
             let (tool, answer) = self
-                .dispatch(request, &context, &attempts, trace.as_ref())
+                .dispatch(request, &context, &sent, trace.as_ref())
                 .await;
             observe::record(
                 tool,
@@ -174,7 +173,7 @@ impl ServerHandler for McpServer {
                     elapsed: started.elapsed(),
                     overhead: trace.as_ref().map(RequestTrace::own_time),
                 },
-                attempts.load(Ordering::Relaxed),
+                &sent,
             );
             if let Some(t) = &trace {
                 t.mark_logged();
@@ -248,7 +247,7 @@ impl McpServer {
         &self,
         request: CallToolRequestParams,
         context: &RequestContext<RoleServer>,
-        attempts: &AtomicU32,
+        sent: &observe::Sent,
         trace: Option<&RequestTrace>,
     ) -> (Option<&'static str>, Answer) {
         // A tool the caller may not use answers exactly as an unknown one.
@@ -319,7 +318,7 @@ impl McpServer {
             principal: client_id,
             deadline,
             chaos: chaos.as_ref(),
-            attempts,
+            sent,
             trace,
         };
         let result = if call.remaining() < entry.spec.min_budget {

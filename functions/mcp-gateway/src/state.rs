@@ -8,6 +8,7 @@
 use std::sync::Arc;
 
 use kosha_auth::Verifier;
+use kosha_resilience::adaptive::AdaptiveConfig;
 use kosha_resilience::overrides::OverrideSource;
 use kosha_resilience::policy::Policy;
 use kosha_resilience::rate_limit::RateLimiter;
@@ -19,6 +20,25 @@ use crate::config::{GatewayConfig, ServiceAuth};
 use kosha_clients::core_api::CoreApi;
 use kosha_clients::screening::ScreeningClient;
 use kosha_runtime::sigv4::SigV4Signer;
+
+/// `backend`'s policy (seed 004 §1), hedged when it is a hedged read and adaptive when
+/// `KOSHA_ADAPTIVE_CONCURRENCY` is on ([`crate::config::TailSettings`], issue #33).
+fn build_policy(
+    backend: Backend,
+    config: &GatewayConfig,
+    overrides: Arc<dyn OverrideSource>,
+) -> Result<Policy, kosha_resilience::error::ConfigError> {
+    let settings = *config.policies.get(backend);
+    let mut policy = Policy::try_new(backend.dependency(), settings, overrides)?;
+    if let (true, Some(hedge)) = (backend.hedged(), config.tail.hedge) {
+        policy = policy.with_hedging(hedge)?;
+    }
+    if config.tail.adaptive_concurrency {
+        let limit = AdaptiveConfig::for_capacity(settings.bulkhead.capacity);
+        policy = policy.with_adaptive_concurrency(limit)?;
+    }
+    Ok(policy)
+}
 
 /// Why the gateway could not start; `main` maps each to its exit code
 /// ([`StartError::exit_code`]).
@@ -92,12 +112,7 @@ impl Gateway {
         let screening = ScreeningClient::new(&config.screening.url, http);
         let chaos = ChaosGate::new(config.chaos_enabled, None);
         let policies = PerBackend::try_new(|backend| {
-            Policy::try_new(
-                backend.dependency(),
-                *config.policies.get(backend),
-                overrides.clone(),
-            )
-            .map_err(|e| {
+            build_policy(backend, &config, overrides.clone()).map_err(|e| {
                 kosha_runtime::config::ConfigError::new(backend.env_prefix(), e.to_string())
             })
         })?;

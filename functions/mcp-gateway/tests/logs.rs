@@ -140,6 +140,7 @@ async fn a_thousand_calls_write_one_bounded_line_each() {
     assert_eq!(line["tool"], "get_transaction");
     assert_eq!(line["outcome"], "ok");
     assert_eq!(line["attempts"], 1);
+    assert_eq!(line["hedges"], 0);
     assert_eq!(line["degraded"], false);
     assert!(line["duration_ms"].is_u64());
     assert_eq!(line["span"]["principal"], "agent-a");

@@ -1,5 +1,7 @@
 //! screening-sim's own chaos knobs (SPEC §4 `/admin/chaos`, §9; issue 12): `latency_ms`,
-//! `error_rate`, `down`, each set with a TTL (`ttl_s`, default 15 minutes).
+//! `error_rate`, `down`, each set with a TTL (`ttl_s`, default 15 minutes); and how injected
+//! errors look (issue #33): `status` (default 503; 429 or any 5xx) and `retry_after_s` (a
+//! `Retry-After` sent with them), so a test can make the sim say "too many, not for 10 s".
 //!
 //! - **Fleet-wide**: knobs live in the state table (`simchaos#screening-sim`,
 //!   [`kosha_state::sim_chaos`]), not in one instance's memory, so a knob set through one
@@ -11,8 +13,10 @@
 //!   keeps the last value (an expired knob still stops at its `expires_at`). A knob set or
 //!   cleared through this instance applies here at once.
 //! - **Effect** ([`Effect`]): latency first (so a slow *and* failing service is slow to fail),
-//!   then `down` (every answer a 503) or, with probability `error_rate`, one 503.
-//! - **POST replaces**: a POST sets all three knobs (absent ones off) with one expiry.
+//!   then `down` (every answer an error) or, with probability `error_rate`, one error; the
+//!   error has the `status` knob's status and, when set, `Retry-After: <retry_after_s>`.
+//! - **POST replaces**: a POST sets all the knobs (absent ones off or default) with one
+//!   expiry.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -38,6 +42,9 @@ pub const DEFAULT_TTL_S: u64 = 15 * 60;
 pub const MAX_TTL_S: u64 = 24 * 3600;
 /// Largest `latency_ms`: 30 s, as the chaos header's (SPEC §9).
 pub const MAX_LATENCY_MS: u64 = 30_000;
+/// Largest `retry_after_s`: one hour (a client caps what it honours anyway).
+pub const MAX_RETRY_AFTER_S: u64 = 3_600;
+pub use kosha_state::sim_chaos::DEFAULT_STATUS;
 
 /// Body of `POST /admin/chaos` (SPEC §4).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Deserialize)]
@@ -49,9 +56,15 @@ pub struct ChaosRequest {
     /// Probability in [0, 1] that an answer is a 503.
     #[serde(default)]
     pub error_rate: Option<f64>,
-    /// Every answer is a 503.
+    /// Every answer is an error.
     #[serde(default)]
     pub down: Option<bool>,
+    /// HTTP status of injected errors: 429 or 500–599; default 503.
+    #[serde(default)]
+    pub status: Option<u16>,
+    /// `Retry-After` seconds sent with injected errors, 0–3600; none by default.
+    #[serde(default)]
+    pub retry_after_s: Option<u64>,
     /// How long the knobs hold, 1–86 400 s; default 900.
     #[serde(default)]
     pub ttl_s: Option<u64>,
@@ -64,8 +77,12 @@ pub struct ChaosView {
     pub latency_ms: u64,
     /// Probability of a 503.
     pub error_rate: f64,
-    /// Every answer a 503.
+    /// Every answer an error.
     pub down: bool,
+    /// Status of injected errors.
+    pub status: u16,
+    /// `Retry-After` of injected errors, seconds.
+    pub retry_after_s: Option<u64>,
     /// When set, epoch s.
     pub set_at: i64,
     /// When they stop, epoch s.
@@ -78,6 +95,8 @@ impl From<SimChaosItem> for ChaosView {
             latency_ms: k.latency_ms,
             error_rate: k.error_rate,
             down: k.down,
+            status: k.status,
+            retry_after_s: k.retry_after_s,
             set_at: k.set_at,
             expires_at: k.expires_at,
         }
@@ -111,6 +130,19 @@ impl ChaosRequest {
                 "error_rate must be between 0 and 1",
             ));
         }
+        let status = self.status.unwrap_or(DEFAULT_STATUS);
+        if !(status == 429 || (500..=599).contains(&status)) {
+            return Err(ScreenError::invalid(
+                "status",
+                "status must be 429 or 500 to 599",
+            ));
+        }
+        if self.retry_after_s.is_some_and(|s| s > MAX_RETRY_AFTER_S) {
+            return Err(ScreenError::invalid(
+                "retry_after_s",
+                format!("retry_after_s must be 0 to {MAX_RETRY_AFTER_S}"),
+            ));
+        }
         let ttl_s = self.ttl_s.unwrap_or(DEFAULT_TTL_S);
         if !(1..=MAX_TTL_S).contains(&ttl_s) {
             return Err(ScreenError::invalid(
@@ -122,6 +154,8 @@ impl ChaosRequest {
             latency_ms,
             error_rate,
             down: self.down.unwrap_or(false),
+            status,
+            retry_after_s: self.retry_after_s,
             set_at: now_s,
             expires_at: now_s.saturating_add(i64::try_from(ttl_s).unwrap_or(i64::MAX)),
         })
@@ -169,27 +203,39 @@ impl KnobStore for MemoryKnobs {
     }
 }
 
+/// An injected error: its status and optional `Retry-After` (seconds).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Injected {
+    /// HTTP status: 429 or 5xx.
+    pub status: u16,
+    /// `Retry-After` seconds, when the knob sets one.
+    pub retry_after_s: Option<u64>,
+}
+
 /// What the knobs do to one answer.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Effect {
     /// Wait this long first.
     pub delay: Duration,
-    /// Then answer 503.
-    pub fail: bool,
+    /// Then answer this error.
+    pub fail: Option<Injected>,
 }
 
 impl Effect {
     /// No chaos.
     pub const NONE: Self = Self {
         delay: Duration::ZERO,
-        fail: false,
+        fail: None,
     };
 
     /// The effect of `knobs` on one answer; `draw` is a uniform number in [0, 1).
     pub fn of(knobs: Option<&SimChaosItem>, draw: f64) -> Self {
         knobs.map_or(Self::NONE, |k| Self {
             delay: Duration::from_millis(k.latency_ms),
-            fail: k.down || draw < k.error_rate,
+            fail: (k.down || draw < k.error_rate).then_some(Injected {
+                status: k.status,
+                retry_after_s: k.retry_after_s,
+            }),
         })
     }
 }
@@ -320,6 +366,8 @@ mod tests {
             latency_ms: 0,
             error_rate: 0.0,
             down,
+            status: DEFAULT_STATUS,
+            retry_after_s: None,
             set_at: 0,
             expires_at,
         }
@@ -398,9 +446,50 @@ mod tests {
         let mut k = knobs(false, 1);
         k.error_rate = 0.25;
         k.latency_ms = 40;
-        assert!(Effect::of(Some(&k), 0.1).fail);
-        assert!(!Effect::of(Some(&k), 0.3).fail);
+        let unavailable = Injected {
+            status: 503,
+            retry_after_s: None,
+        };
+        assert_eq!(Effect::of(Some(&k), 0.1).fail, Some(unavailable));
+        assert_eq!(Effect::of(Some(&k), 0.3).fail, None);
         assert_eq!(Effect::of(Some(&k), 0.3).delay, Duration::from_millis(40));
-        assert!(Effect::of(Some(&knobs(true, 1)), 0.99).fail);
+        assert!(Effect::of(Some(&knobs(true, 1)), 0.99).fail.is_some());
+    }
+
+    #[test]
+    fn status_and_retry_after_shape_the_injected_error() {
+        let k = ChaosRequest {
+            down: Some(true),
+            status: Some(429),
+            retry_after_s: Some(10),
+            ..ChaosRequest::default()
+        }
+        .knobs(0)
+        .unwrap();
+        assert_eq!(
+            Effect::of(Some(&k), 0.5).fail,
+            Some(Injected {
+                status: 429,
+                retry_after_s: Some(10)
+            })
+        );
+        for (bad, field) in [
+            (Some(404), None),
+            (Some(200), None),
+            (Some(429), Some(3_601)),
+        ] {
+            let r = ChaosRequest {
+                down: Some(true),
+                status: bad,
+                retry_after_s: field,
+                ..ChaosRequest::default()
+            };
+            let expected = if field.is_some() {
+                "retry_after_s"
+            } else {
+                "status"
+            };
+            assert_eq!(r.knobs(0).unwrap_err().field(), Some(expected), "{r:?}");
+        }
     }
 }

@@ -3,8 +3,8 @@
 //!
 //! | route | answer |
 //! |---|---|
-//! | `POST /v1/screen` `{name, country?, date_of_birth?}` | 200 `{status, matches}`; 400 `invalid_argument` naming the field; 503 `dependency_unavailable` under chaos; 504 past `X-Request-Deadline` |
-//! | `GET /v1/health` | 200 `{"status":"ok"}`, 503 while `down` |
+//! | `POST /v1/screen` `{name, country?, date_of_birth?}` | 200 `{status, matches}`; 400 `invalid_argument` naming the field; under chaos the `status` knob's error (503 `dependency_unavailable` by default, 429 `overloaded`) with its `Retry-After`; 504 past `X-Request-Deadline` |
+//! | `GET /v1/health` | 200 `{"status":"ok"}`, the injected error while `down` |
 //! | `POST`, `GET`, `DELETE /admin/chaos` | the knobs ([`crate::chaos`]); `Authorization: Bearer $KOSHA_SIM_ADMIN_TOKEN` |
 //!
 //! - **Errors** are SPEC §7's body `{"error": {"code", "message"}}` with a stable code: a
@@ -35,7 +35,7 @@ use serde_json::json;
 use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
 
-use crate::chaos::{Chaos, ChaosRequest, ChaosView, Effect};
+use crate::chaos::{Chaos, ChaosRequest, ChaosView, Effect, Injected};
 use crate::error::ScreenError;
 use crate::matching::Screener;
 use crate::request::{ScreenRequest, Validate};
@@ -112,8 +112,9 @@ enum Refusal {
     Forbidden,
     /// 504: the request's deadline passed.
     DeadlineExceeded,
-    /// 503 under chaos.
-    Unavailable,
+    /// An injected error under chaos: 503 by default, or the `status` knob's, with its
+    /// `Retry-After` (issue #33).
+    Injected(Injected),
     /// 503: the knobs' store failed.
     StoreFailed,
     /// 404: no such route.
@@ -139,11 +140,28 @@ impl IntoResponse for Refusal {
                 ErrorCode::DeadlineExceeded,
                 "the request deadline passed".to_owned(),
             ),
-            Self::Unavailable => (
-                StatusCode::SERVICE_UNAVAILABLE,
-                ErrorCode::DependencyUnavailable,
-                "screening-sim is unavailable (chaos)".to_owned(),
-            ),
+            Self::Injected(injected) => {
+                let status = StatusCode::from_u16(injected.status)
+                    .unwrap_or(StatusCode::SERVICE_UNAVAILABLE);
+                let code = if status == StatusCode::TOO_MANY_REQUESTS {
+                    ErrorCode::Overloaded
+                } else {
+                    ErrorCode::DependencyUnavailable
+                };
+                let body = ErrorBody::new(code, "screening-sim is unavailable (chaos)".to_owned());
+                let mut r = (status, axum::Json(body)).into_response();
+                let retry_after = injected
+                    .retry_after_s
+                    .map(header::HeaderValue::from)
+                    .or_else(|| {
+                        (status == StatusCode::SERVICE_UNAVAILABLE)
+                            .then(|| header::HeaderValue::from_static("1"))
+                    });
+                if let Some(value) = retry_after {
+                    r.headers_mut().insert(header::RETRY_AFTER, value);
+                }
+                return r;
+            }
             Self::StoreFailed => (
                 StatusCode::SERVICE_UNAVAILABLE,
                 ErrorCode::DependencyUnavailable,
@@ -229,16 +247,19 @@ async fn screen(
     if !wait(delay, deadline.as_ref()).await {
         return Err(Refusal::DeadlineExceeded);
     }
-    if effect.fail {
-        return Err(Refusal::Unavailable);
+    if let Some(injected) = effect.fail {
+        return Err(Refusal::Injected(injected));
     }
     let valid = request.validate().map_err(|e| invalid(&e))?;
     Ok(axum::Json(sim.screener.screen(&valid)).into_response())
 }
 
 async fn health(State(sim): State<Arc<Sim>>) -> Result<Response, Refusal> {
-    if sim.chaos.current().await.is_some_and(|k| k.down) {
-        return Err(Refusal::Unavailable);
+    if let Some(k) = sim.chaos.current().await.filter(|k| k.down) {
+        return Err(Refusal::Injected(Injected {
+            status: k.status,
+            retry_after_s: k.retry_after_s,
+        }));
     }
     Ok(axum::Json(json!({"status": "ok"})).into_response())
 }
@@ -271,7 +292,10 @@ async fn set_chaos(
     body: Bytes,
 ) -> Result<Response, Refusal> {
     authorize(&sim, &headers)?;
-    let request: ChaosRequest = parse(&body, "{latency_ms?, error_rate?, down?, ttl_s?}")?;
+    let request: ChaosRequest = parse(
+        &body,
+        "{latency_ms?, error_rate?, down?, status?, retry_after_s?, ttl_s?}",
+    )?;
     let knobs = request.knobs(sim.chaos.now_s()).map_err(|e| invalid(&e))?;
     sim.chaos.set(knobs).await.map_err(|e| store_failed(&e))?;
     tracing::info!(

@@ -242,6 +242,59 @@ async fn chaos_down_fails_screens_and_health_until_cleared() {
 }
 
 #[tokio::test]
+async fn the_status_and_retry_after_knobs_make_the_sim_answer_429_with_retry_after() {
+    let app = app();
+    let knobs = json!({"down": true, "status": 429, "retry_after_s": 10, "ttl_s": 60});
+    let (status, body) = send(&app, admin("POST", Some(TOKEN), Some(knobs))).await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(
+        (
+            body["chaos"]["status"].clone(),
+            body["chaos"]["retry_after_s"].clone()
+        ),
+        (json!(429), json!(10))
+    );
+    let resp = app
+        .clone()
+        .oneshot(screen(json!({"name": "John Smith"})))
+        .await
+        .unwrap();
+    assert_eq!(resp.status().as_u16(), 429);
+    assert_eq!(resp.headers()["retry-after"], "10");
+    let bytes = resp.into_body().collect().await.unwrap().to_bytes();
+    let body: Value = serde_json::from_slice(&bytes).unwrap();
+    assert_eq!(body["error"]["code"], "overloaded");
+    // The default stays a 503 with `Retry-After: 1`, and a bad status is refused.
+    send(
+        &app,
+        admin("POST", Some(TOKEN), Some(json!({"down": true}))),
+    )
+    .await;
+    let resp = app
+        .clone()
+        .oneshot(screen(json!({"name": "John Smith"})))
+        .await
+        .unwrap();
+    assert_eq!(
+        (
+            resp.status().as_u16(),
+            resp.headers()["retry-after"].to_str().unwrap()
+        ),
+        (503, "1")
+    );
+    for (body, field) in [
+        (json!({"down": true, "status": 404}), "status"),
+        (
+            json!({"down": true, "retry_after_s": 3_601}),
+            "retry_after_s",
+        ),
+    ] {
+        let (status, answer) = send(&app, admin("POST", Some(TOKEN), Some(body))).await;
+        assert_invalid(status, &answer, field);
+    }
+}
+
+#[tokio::test]
 async fn chaos_requests_are_checked_and_default_to_fifteen_minutes() {
     let app = app();
     for (body, field) in [

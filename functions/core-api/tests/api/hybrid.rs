@@ -415,6 +415,48 @@ async fn a_429_is_retried_after_its_retry_after_when_the_deadline_allows() {
     assert_eq!(stack.requests().await, 1);
 }
 
+// Issue #33: the embeddings API's 429 with Retry-After holds every search on this instance
+// until its time: full text at once, without calling the API; the first call after it is
+// hybrid again.
+#[tokio::test]
+async fn a_429_holds_the_embeddings_api_for_every_search_until_its_retry_after() {
+    let stack = Stack::embedded().await;
+    Mock::given(method("POST"))
+        .respond_with(ResponseTemplate::new(429).insert_header("retry-after", "2"))
+        .up_to_n_times(1)
+        .with_priority(1)
+        .mount(&stack.server)
+        .await;
+    stack.serve_fake().await;
+    let app = stack.app();
+    let told = Instant::now();
+    // 1.5 s leaves no room to wait 2 s: the 429 is the answer, and the hold is set.
+    let reply = search_within(&app, "chargeback", Duration::from_millis(1_500)).await;
+    assert_degraded(&reply, "429 with Retry-After: 2");
+    for query in ["refund", "card fraud", "sanctions"] {
+        let started = Instant::now();
+        let reply = search_within(&app, query, Duration::from_secs(4)).await;
+        assert_degraded(&reply, "held by the 429");
+        assert!(
+            started.elapsed() < Duration::from_millis(500),
+            "not waited on"
+        );
+    }
+    assert!(
+        told.elapsed() < Duration::from_secs(2),
+        "the machine was too slow to check the hold"
+    );
+    assert_eq!(
+        stack.requests().await,
+        1,
+        "held searches never reached the API"
+    );
+    tokio::time::sleep(Duration::from_secs(2).saturating_sub(told.elapsed())).await;
+    let reply = search_within(&app, "chargeback", Duration::from_secs(4)).await;
+    assert_hybrid(&reply, "after the Retry-After");
+    assert_eq!(stack.requests().await, 2);
+}
+
 #[tokio::test]
 async fn too_little_time_left_skips_the_call() {
     let stack = Stack::embedded().await;

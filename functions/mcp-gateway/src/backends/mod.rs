@@ -52,6 +52,13 @@ impl Backend {
         }
     }
 
+    /// Whether this backend's calls are hedged (issue #33): idempotent reads only — core-api's
+    /// reads (`get_transaction`, `list_transactions`, and the knowledge search, a read sent as
+    /// POST); never writes, never screening.
+    pub const fn hedged(self) -> bool {
+        matches!(self, Self::CoreApiRead)
+    }
+
     /// Prefix of this backend's `KOSHA_POLICY_*` overrides.
     pub const fn env_prefix(self) -> &'static str {
         match self {
@@ -157,6 +164,13 @@ mod tests {
         assert_eq!(write.breaker.window, 20);
         assert_eq!(write.breaker.open_duration, Duration::from_secs(15));
         assert!(write.validate().is_ok());
+    }
+
+    #[test]
+    fn only_core_api_reads_are_hedged() {
+        assert!(Backend::CoreApiRead.hedged());
+        assert!(!Backend::CoreApiWrite.hedged());
+        assert!(!Backend::ScreeningSim.hedged());
     }
 
     #[test]

@@ -3,7 +3,6 @@
 //! (SPEC §3, §6, §7).
 
 use std::future::Future;
-use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
 use kosha_contract::dependency::Dependency;
@@ -26,6 +25,7 @@ use crate::tools::error::ToolError;
 use kosha_clients::core_api::{CallMeta, CoreApiError};
 use kosha_clients::hop::hop_deadline;
 use kosha_clients::screening::{ScreenMeta, ScreeningError};
+use crate::tools::observe::Sent;
 
 /// One `tools/call` in progress: who is calling and by when it must answer.
 #[derive(Debug)]
@@ -40,9 +40,9 @@ pub struct Call<'a> {
     pub deadline: Deadline,
     /// The request's honoured chaos header, if any (SPEC §9).
     pub chaos: Option<&'a Honoured>,
-    /// Requests this call has sent to its dependencies (the `attempts` of its log line,
-    /// [`super::observe`]); every dependency helper here counts its sends.
-    pub attempts: &'a AtomicU32,
+    /// Requests this call has sent to its dependencies (the `attempts` and `hedges` of its
+    /// log line, [`super::observe`]); every dependency helper here counts its sends.
+    pub sent: &'a Sent,
     /// The request's trace, whose clock counts the time spent waiting on dependencies (the
     /// `overhead_us` of the log line); `None` outside an HTTP request.
     pub trace: Option<&'a RequestTrace>,
@@ -112,7 +112,7 @@ impl Call<'_> {
             idempotency,
             faults.as_mut(),
             |attempt| {
-                self.attempts.fetch_add(1, Ordering::Relaxed);
+                self.sent.count(&attempt);
                 op(CallMeta {
                     principal: self.principal.map(str::to_owned),
                     deadline_header: Some(
@@ -169,7 +169,7 @@ impl Call<'_> {
             Idempotency::Idempotent,
             faults.as_mut(),
             |attempt| {
-                self.attempts.fetch_add(1, Ordering::Relaxed);
+                self.sent.count(&attempt);
                 let meta = ScreenMeta {
                     principal: self.principal.map(str::to_owned),
                     deadline_header: Some(hop_deadline(deadline, attempt.timeout).to_header()),
@@ -224,6 +224,13 @@ fn map_policy_error(e: PolicyError<CoreApiError>, dependency: Dependency) -> Too
             ToolError::DependencyUnavailable {
                 dependency,
                 retry_after_s: Some(ceil_secs(retry_after.unwrap_or(FORCED_OPEN_RETRY)).max(1)),
+            }
+        }
+        PolicyError::NotBefore { retry_after } => {
+            metrics::counter!("shed", "reason" => "retry_after").increment(1);
+            ToolError::DependencyUnavailable {
+                dependency,
+                retry_after_s: Some(ceil_secs(retry_after).max(1)),
             }
         }
         PolicyError::AttemptTimeout => ToolError::DependencyUnavailable {

@@ -3,7 +3,8 @@
 //!
 //! - one JSON log line, `"message": "tool call"`, with `tool`, `outcome` (`ok`, an error code
 //!   of SPEC §3, `rate_limited` or `unknown_tool`), `duration_ms`, `attempts` (requests sent
-//!   to dependencies; a chaos-injected failure sends none), `degraded`, `overhead_us` (the
+//!   to dependencies, hedges included; a chaos-injected failure sends none), `hedges` (the
+//!   duplicates among them sent because an attempt was slow, issue #33), `degraded`, `overhead_us` (the
 //!   gateway's own time so far: the request span's wall time less the time spent waiting on
 //!   DynamoDB, core-api, screening-sim and Secrets Manager, µs;
 //!   `kosha_runtime::trace::RequestTrace::own_time`), and from the request span
@@ -14,7 +15,10 @@
 //!   is the caller's text);
 //! - `degraded{tool, reason}` for a result that says `degraded: true` (SPEC §10).
 
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
+
+use kosha_resilience::policy::Attempt;
 
 use serde_json::Value;
 
@@ -61,6 +65,33 @@ fn is_reason(reason: &str) -> bool {
         && reason.bytes().all(|b| b.is_ascii_lowercase() || b == b'_')
 }
 
+/// The requests one call sent to its dependencies, counted as they are sent.
+#[derive(Debug, Default)]
+pub struct Sent {
+    attempts: AtomicU32,
+    hedges: AtomicU32,
+}
+
+impl Sent {
+    /// Counts one request about to be sent for `attempt`.
+    pub fn count(&self, attempt: &Attempt) {
+        self.attempts.fetch_add(1, Ordering::Relaxed);
+        if attempt.hedge {
+            self.hedges.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
+    /// Requests sent, hedges included.
+    pub fn attempts(&self) -> u32 {
+        self.attempts.load(Ordering::Relaxed)
+    }
+
+    /// Hedges sent.
+    pub fn hedges(&self) -> u32 {
+        self.hedges.load(Ordering::Relaxed)
+    }
+}
+
 /// How long a call took.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Timing {
@@ -72,15 +103,16 @@ pub struct Timing {
 }
 
 /// Writes the record of one call: `tool` is the catalogue's name (`None` for an unknown tool,
-/// then `requested` is logged, clipped), `timing` how long it took, `attempts` the requests it
+/// then `requested` is logged, clipped), `timing` how long it took, `sent` the requests it
 /// sent.
 pub fn record(
     tool: Option<&'static str>,
     requested: &str,
     outcome: Outcome<'_>,
     timing: Timing,
-    attempts: u32,
+    sent: &Sent,
 ) {
+    let (attempts, hedges) = (sent.attempts(), sent.hedges());
     let Timing { elapsed, overhead } = timing;
     let duration_ms = u64::try_from(elapsed.as_millis()).unwrap_or(u64::MAX);
     let overhead_us = overhead.map(|d| u64::try_from(d.as_micros()).unwrap_or(u64::MAX));
@@ -101,6 +133,7 @@ pub fn record(
                 outcome = outcome.code,
                 duration_ms,
                 attempts,
+                hedges,
                 degraded,
                 overhead_us,
                 "tool call"

@@ -8,8 +8,10 @@
 //!   `get_screening_result` can read it back. A store that fails does not withhold the
 //!   verdict (DynamoDB down is "metric only", SPEC §10): counted as
 //!   `screening_store_failed`.
-//! - **Deferred**: the breaker is open or forced open, the attempts failed (5xx, timeouts,
-//!   connection errors, 429), the bulkhead is full, or too little time is left → the request
+//! - **Deferred**: the breaker is open or forced open, screening-sim asked not to be called
+//!   yet (a 429 with `Retry-After`, honoured by every call on this instance until its time:
+//!   `kosha_resilience::not_before`), the attempts failed (5xx, timeouts, connection errors,
+//!   429), the bulkhead is full, or too little time is left → the request
 //!   is recorded (`pending` item, then a message on the screening queue) and the answer is
 //!   `status: "deferred"` with `retry_after_s` = the breaker's remaining open time, at least
 //!   5 s. The screening-worker completes it. The sim call ends [`RECORD_RESERVE`] before the
@@ -211,13 +213,20 @@ fn defer_because(
     failure: PolicyError<ScreeningError>,
 ) -> Result<Duration, ToolError> {
     let policy = call.gateway.policy(Backend::ScreeningSim);
-    // After failures the breaker may just have opened: then its whole open period is left.
-    let breaker_wait = || match policy.breaker().state() {
-        BreakerState::Open => policy.config().breaker.open_duration,
-        _ => Duration::ZERO,
+    // After failures the breaker may just have opened: then its whole open period is left;
+    // after a 429 with `Retry-After`, the time screening-sim asked for.
+    let breaker_wait = || {
+        let open = match policy.breaker().state() {
+            BreakerState::Open => policy.config().breaker.open_duration,
+            _ => Duration::ZERO,
+        };
+        let asked = policy.not_before().remaining(tokio::time::Instant::now());
+        open.max(asked.unwrap_or_default())
     };
     match failure {
-        PolicyError::CircuitOpen { retry_after } => Ok(retry_after),
+        PolicyError::CircuitOpen { retry_after } | PolicyError::NotBefore { retry_after } => {
+            Ok(retry_after)
+        }
         PolicyError::ForcedOpen { retry_after, .. } => Ok(retry_after.unwrap_or(MIN_RETRY_AFTER)),
         PolicyError::DeadlineExceeded | PolicyError::BulkheadFull | PolicyError::AttemptTimeout => {
             Ok(breaker_wait())

@@ -77,6 +77,7 @@ pub fn config(core_api_url: &str, max_in_flight: usize) -> GatewayConfig {
             PolicyConfig::from_lookup(b.profile(), b.env_prefix(), |_| None)
         })
         .unwrap(),
+        tail: mcp_gateway::config::TailSettings::default(),
     }
 }
 
