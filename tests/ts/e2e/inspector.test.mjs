@@ -20,17 +20,28 @@ const BIN = path.join(path.dirname(pkgPath), pkg.bin['mcp-inspector']);
 // The CLI keeps a server catalog (default ~/.mcp-inspector/mcp.json): one of its own here.
 const scratch = mkdtempSync(path.join(os.tmpdir(), 'kosha-inspector-'));
 
-/** `mcp-inspector --cli <gateway> --transport http --header "Authorization: Bearer …" ARGS…`, parsed. */
+/**
+ * `mcp-inspector --cli <gateway> --transport http --header "Authorization: Bearer …" ARGS…`:
+ * `{code, out}`, its exit status and its stdout parsed (the CLI exits 5 after printing a tool
+ * error's result). Failures never repeat the command line: it holds the token.
+ */
 async function inspector(...args) {
-  const { stdout } = await promisify(execFile)(process.execPath, [
-    BIN, '--cli', stack.KOSHA_GATEWAY_URL, '--transport', 'http',
-    '--header', `Authorization: Bearer ${stack.KOSHA_AGENT_TOKEN}`, ...args
-  ], {
-    env: { ...process.env, MCP_CATALOG_PATH: path.join(scratch, 'mcp.json'), NO_COLOR: '1' },
-    timeout: 60_000,
-    maxBuffer: 16 * 1024 * 1024
-  });
-  return JSON.parse(stdout);
+  try {
+    const { stdout } = await promisify(execFile)(process.execPath, [
+      BIN, '--cli', stack.KOSHA_GATEWAY_URL, '--transport', 'http',
+      '--header', `Authorization: Bearer ${stack.KOSHA_AGENT_TOKEN}`, ...args
+    ], {
+      env: { ...process.env, MCP_CATALOG_PATH: path.join(scratch, 'mcp.json'), NO_COLOR: '1' },
+      timeout: 60_000,
+      maxBuffer: 16 * 1024 * 1024
+    });
+    return { code: 0, out: JSON.parse(stdout) };
+  } catch (err) {
+    if (typeof err.code !== 'number') throw new Error(`the Inspector did not finish: ${err.signal ?? err.code}`);
+    let out;
+    try { out = JSON.parse(err.stdout); } catch { out = undefined; }
+    return { code: err.code, out, stderr: err.stderr };
+  }
 }
 
 describe('the MCP Inspector CLI', () => {
@@ -41,22 +52,27 @@ describe('the MCP Inspector CLI', () => {
   });
 
   it('lists the tools', async () => {
-    const out = await inspector('--method', 'tools/list');
+    const { code, out } = await inspector('--method', 'tools/list');
+    assert.equal(code, 0);
     const names = out.tools.map((t) => t.name);
     assert.ok(names.includes('get_transaction') && names.includes('get_service_health'), JSON.stringify(names));
     for (const tool of out.tools) assert.equal(tool.outputSchema?.type, 'object', tool.name);
   });
 
   it('calls a tool', async () => {
-    const out = await inspector('--method', 'tools/call', '--tool-name', 'get_transaction',
+    const { code, out } = await inspector('--method', 'tools/call', '--tool-name', 'get_transaction',
       '--tool-arg', 'transaction_id=txn_000003');
+    assert.equal(code, 0);
     assert.notEqual(out.isError, true, JSON.stringify(out));
     assert.equal(out.structuredContent.transaction.transaction_id, 'txn_000003');
   });
 
   it('shows a tool error as a result', async () => {
-    const out = await inspector('--method', 'tools/call', '--tool-name', 'get_transaction',
+    const { code, out, stderr } = await inspector('--method', 'tools/call', '--tool-name', 'get_transaction',
       '--tool-arg', 'transaction_id=bogus');
+    // Exit 5 (tool_is_error) after printing the result.
+    assert.equal(code, 5, stderr);
+    assert.match(stderr, /tool_is_error/);
     assert.equal(out.isError, true, JSON.stringify(out));
     assert.equal(out.structuredContent.error.code, 'invalid_argument');
   });
