@@ -2,8 +2,12 @@
 # shellcheck shell=bash
 source "$ROOT/scripts/lib/embeddings.sh"
 
-# The functions of the local stack: the names `scripts/dev stop|start NAME` take.
-STACK_FUNCTIONS=(core-api mcp-gateway outbox-relay screening-sim screening-worker)
+# The functions of the local stack: the names `scripts/dev stop|start NAME` take. `issuer` is
+# the local token issuer (`kosha-ops issuer serve`, issue #31): OpenID discovery, the key set
+# and the client-credentials token endpoint at ISSUER_PATH on its port.
+STACK_FUNCTIONS=(core-api mcp-gateway outbox-relay screening-sim screening-worker issuer)
+# The path of the local issuer URL (a Cognito issuer has one: /<pool id>).
+ISSUER_PATH=/kosha-dev
 # One dependency each, behind its own fault proxy (scripts/fault_proxy.py, issue 14), so
 # `scripts/dev stop NAME` cuts that one alone: start_proxies.
 STACK_PROXIES=(dynamodb sqs secretsmanager postgres)
@@ -28,7 +32,8 @@ FN_ENV_KEEP='^(AWS_[A-Z0-9_]*|KOSHA_[A-Z0-9_]*|RUST_[A-Z0-9_]*|DATABASE_URL|PATH
 # the KEY=VALUE words given here are in NAME.env), NAME.bin (the binary's path) and NAME.env (its whole
 # environment, NUL-separated, mode 0600: it holds credentials). The process gets exactly
 # NAME.env (env -i), so a restart from it is the same process whatever the caller's shell.
-# FN_BIN=PATH runs another executable under NAME (the fault proxies).
+# FN_BIN=PATH runs another executable under NAME (the fault proxies); FN_ARGV="WORD ..." gives
+# it arguments (words without spaces; kept in NAME.argv, NUL-separated, for restarts).
 #   start_fn NAME PORT [ENV=VALUE ...]
 start_fn() {
   local name="$1" port="$2"; shift 2
@@ -38,7 +43,9 @@ start_fn() {
   mkdir -p "$DEV_DIR/pids" "$DEV_DIR/logs" "$cmd"
   printf '%s\n' "$port" > "$cmd/$name.args"
   printf '%s\n' "$bin" > "$cmd/$name.bin"
-  rm -f "$cmd/$name.env"
+  rm -f "$cmd/$name.env" "$cmd/$name.argv"
+  # shellcheck disable=SC2086  # FN_ARGV is split into words on purpose
+  if [[ -n "${FN_ARGV:-}" ]]; then printf '%s\0' $FN_ARGV > "$cmd/$name.argv"; fi
   (
     umask 077
     { env -0 | grep -zE "$FN_ENV_KEEP" || true
@@ -49,12 +56,14 @@ start_fn() {
   launch_fn "$name" "$bin"
 }
 
-# Runs BIN as function NAME with exactly the environment in $DEV_DIR/cmd/NAME.env, output
-# appended to logs/NAME.log; records the PID: launch_fn NAME BIN
+# Runs BIN as function NAME with exactly the environment in $DEV_DIR/cmd/NAME.env (and the
+# arguments in NAME.argv, if any), output appended to logs/NAME.log; records the PID:
+#   launch_fn NAME BIN
 launch_fn() {
-  local name="$1" bin="$2" vars
+  local name="$1" bin="$2" vars argv=()
   mapfile -d '' -t vars < "$DEV_DIR/cmd/$name.env"
-  setsid env -i "${vars[@]}" "$bin" >>"$DEV_DIR/logs/$name.log" 2>&1 < /dev/null &
+  [[ -f "$DEV_DIR/cmd/$name.argv" ]] && mapfile -d '' -t argv < "$DEV_DIR/cmd/$name.argv"
+  setsid env -i "${vars[@]}" "$bin" "${argv[@]}" >>"$DEV_DIR/logs/$name.log" 2>&1 < /dev/null &
   echo $! > "$DEV_DIR/pids/$name.pid"
 }
 
@@ -75,6 +84,7 @@ health_url() {
     core-api) printf 'http://127.0.0.1:%s/v1/health' "$2" ;;
     mcp-gateway) printf 'http://127.0.0.1:%s/healthz' "$2" ;;
     screening-sim) printf 'http://127.0.0.1:%s/v1/health' "$2" ;;
+    issuer) printf 'http://127.0.0.1:%s%s/.well-known/openid-configuration' "$2" "$ISSUER_PATH" ;;
     *) return 1 ;;  # outbox-relay and screening-worker serve nothing: alive is healthy
   esac
 }
@@ -83,6 +93,7 @@ health_url() {
 service_url() {
   case "$1" in
     mcp-gateway) printf 'http://127.0.0.1:%s/mcp' "$2" ;;
+    issuer) printf 'http://127.0.0.1:%s%s' "$2" "$ISSUER_PATH" ;;
     outbox-relay) printf 'ops.outbox -> events queue, every %s ms' "${KOSHA_RELAY_INTERVAL_MS:-2000}" ;;
     screening-worker) printf 'polls KOSHA_SCREENING_QUEUE_URL' ;;
     *) if is_proxy "$1"; then printf 'tcp://127.0.0.1:%s (fault proxy)' "$2"; else printf 'http://127.0.0.1:%s' "$2"; fi ;;
@@ -328,9 +339,10 @@ build_bins() {
 }
 
 # Everything but the functions: PostgreSQL and the database, a debug build of every binary,
-# the AWS emulator with its bootstrap output exported, migration and seed, dev signing key and
-# tokens. Sets STACK_DB_URL, STACK_BOOTSTRAP, STACK_ISSUER, STACK_AGENT_TOKEN,
-# STACK_OPERATOR_TOKEN and GATEWAY_ENV (the gateway's auth settings as KEY=VALUE words).
+# the AWS emulator with its bootstrap output exported, migration and seed, dev signing key,
+# the local token issuer (stack_up_issuer) and tokens. Sets STACK_DB_URL, STACK_BOOTSTRAP,
+# STACK_ISSUER, STACK_AGENT_TOKEN, STACK_OPERATOR_TOKEN and GATEWAY_ENV (the gateway's auth
+# settings as KEY=VALUE words).
 #   stack_prepare DATABASE_URL
 stack_prepare() {
   local db_url="$1"
@@ -380,8 +392,9 @@ stack_prepare() {
 
   local ops issuer
   ops="$(cargo_target)/debug/kosha-ops"
-  issuer="http://127.0.0.1/kosha-dev"
   [[ -f "$DEV_DIR/dev-signing-key.pem" ]] || "$ops" token keygen --out-dir "$DEV_DIR" >/dev/null
+  stack_up_issuer
+  issuer="$STACK_ISSUER"
   STACK_AGENT_TOKEN="$("$ops" token mint --role agent --client-id kosha-dev-agent \
     --key "$DEV_DIR/dev-signing-key.pem" --issuer "$issuer" --ttl 24h)"
   STACK_OPERATOR_TOKEN="$("$ops" token mint --role operator --client-id kosha-dev-operator \
@@ -389,15 +402,52 @@ stack_prepare() {
   # A tester is in both groups: data tools plus the chaos header (SPEC §2, §9).
   STACK_TESTER_TOKEN="$("$ops" token mint --role agent --role operator --client-id kosha-dev-tester \
     --key "$DEV_DIR/dev-signing-key.pem" --issuer "$issuer" --ttl 24h)"
-  STACK_DB_URL="$db_url"; STACK_BOOTSTRAP="$bootstrap"; STACK_ISSUER="$issuer"
+  STACK_DB_URL="$db_url"; STACK_BOOTSTRAP="$bootstrap"
   GATEWAY_ENV=(
-    KOSHA_JWT_ISSUER="$issuer" KOSHA_JWKS_URL="file://$DEV_DIR/jwks.json"
-    KOSHA_ALLOWED_CLIENT_IDS="kosha-dev-agent,kosha-dev-operator,kosha-dev-tester,kosha-e2e-limited"
+    # No KOSHA_JWKS_URL: the default, <issuer>/.well-known/jwks.json, is the local issuer's,
+    # as a deployed gateway's is the pool's.
+    KOSHA_JWT_ISSUER="$issuer"
+    KOSHA_ALLOWED_CLIENT_IDS="kosha-dev-agent,kosha-dev-operator,kosha-dev-tester,kosha-e2e-limited,$STACK_M2M_IDS"
     # Testers' signed chaos headers are honoured locally; the template keeps it off (SPEC §9).
     CHAOS_ENABLED=true
     # SPEC §2: a browser client on this machine (the MCP Inspector) may connect.
     KOSHA_ALLOWED_ORIGINS="http://localhost:*,http://127.0.0.1:*"
   )
+}
+
+# The machine clients of the local issuer (issue #31): name → allowed scopes, as a user pool's
+# confidential app clients with the resource server `kosha` (SPEC §5). `none` holds a scope
+# that grants no role: its tokens are valid and get 403.
+declare -gA STACK_M2M_SCOPES=([agent]=kosha/agent [operator]=kosha/operator [none]=kosha/mcp)
+
+# The local token issuer on a free port (`kosha-ops issuer serve`, issue #31), with new client
+# secrets for the machine clients each time (in $DEV_DIR/issuer-clients.json, mode 0600).
+# Sets STACK_ISSUER (its URL: the `iss` of every local token), STACK_TOKEN_ENDPOINT,
+# STACK_M2M_IDS (comma list) and STACK_M2M_ENV (stack.env lines with the ids and secrets).
+stack_up_issuer() {
+  local port name id secret entries=() lines=() clients="$DEV_DIR/issuer-clients.json"
+  port="$(free_port)"
+  STACK_ISSUER="http://127.0.0.1:$port$ISSUER_PATH"
+  STACK_TOKEN_ENDPOINT="http://127.0.0.1:$port/oauth2/token"
+  STACK_M2M_IDS=""
+  for name in agent operator none; do
+    id="kosha-dev-m2m-$name"
+    secret="$(od -An -N24 -tx1 /dev/urandom | tr -d ' \n')"
+    entries+=("{\"client_id\": \"$id\", \"client_secret\": \"$secret\", \"scopes\": [\"${STACK_M2M_SCOPES[$name]}\"]}")
+    STACK_M2M_IDS+="${STACK_M2M_IDS:+,}$id"
+    lines+=("KOSHA_M2M_${name^^}_CLIENT_ID=$id" "KOSHA_M2M_${name^^}_CLIENT_SECRET=$secret")
+  done
+  STACK_M2M_ENV="$(printf '%s\n' "${lines[@]}")"
+  (
+    umask 077
+    local IFS=,
+    printf '{"clients": [%s]}\n' "${entries[*]}" > "$clients"
+  )
+  log "starting the token issuer at $STACK_ISSUER"
+  FN_BIN="$(cargo_target)/debug/kosha-ops" FN_ARGV="issuer serve" start_fn issuer "$port" \
+    KOSHA_JWT_ISSUER="$STACK_ISSUER" KOSHA_DEV_SIGNING_KEY="$DEV_DIR/dev-signing-key.pem" \
+    KOSHA_ISSUER_CLIENTS="$clients"
+  wait_healthy issuer "$port"
 }
 
 # One fault proxy per switch of STACK_PROXIES (issue 14): dynamodb, sqs and secretsmanager in
@@ -444,6 +494,8 @@ KOSHA_AGENT_TOKEN=$STACK_AGENT_TOKEN
 KOSHA_OPERATOR_TOKEN=$STACK_OPERATOR_TOKEN
 KOSHA_TESTER_TOKEN=$STACK_TESTER_TOKEN
 KOSHA_JWT_ISSUER=$STACK_ISSUER
+KOSHA_TOKEN_ENDPOINT=$STACK_TOKEN_ENDPOINT
+$STACK_M2M_ENV
 KOSHA_DEV_SIGNING_KEY=$DEV_DIR/dev-signing-key.pem
 KOSHA_OPS=$(cargo_target)/debug/kosha-ops
 $STACK_BOOTSTRAP

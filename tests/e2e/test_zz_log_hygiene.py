@@ -23,7 +23,9 @@ SECRET_KEYS = ("KOSHA_AGENT_TOKEN", "KOSHA_OPERATOR_TOKEN", "KOSHA_TESTER_TOKEN"
 
 
 def secrets_of(stack: dict[str, str]) -> dict[str, str]:
-    found = {k: stack[k] for k in SECRET_KEYS if len(stack.get(k, "")) >= 12}
+    # The local issuer's machine-client secrets too (issue #31: KOSHA_M2M_<NAME>_CLIENT_SECRET).
+    keys = [*SECRET_KEYS, *(k for k in stack if k.startswith("KOSHA_M2M_") and k.endswith("_CLIENT_SECRET"))]
+    found = {k: stack[k] for k in keys if len(stack.get(k, "")) >= 12}
     for name, value in list(found.items()):
         if value.count(".") == 2:  # a JWT's signature alone is a secret too
             found[f"{name} signature"] = value.rsplit(".", 1)[1]

@@ -6,6 +6,7 @@
 //! | `KOSHA_JWKS_URL` | where the signing keys are | `<issuer>/.well-known/jwks.json` |
 //! | `KOSHA_ALLOWED_CLIENT_IDS` | comma list of app client ids accepted in `client_id` | required, non-empty |
 //! | `KOSHA_JWT_LEEWAY_S` | clock-skew allowance for `exp`/`nbf`, seconds, 0–60 | 60 |
+//! | `KOSHA_SCOPE_PREFIX` | resource-server identifier: scopes `<prefix>/agent` and `<prefix>/operator` grant the roles | `kosha` |
 //!
 //! JWKS URL schemes: `https://` (production), `http://` only for a loopback host (local
 //! tests: a plain-HTTP key set elsewhere could be replaced in transit), and `file:///abs/path`
@@ -16,6 +17,7 @@ use std::path::PathBuf;
 use url::Url;
 
 use crate::error::ConfigError;
+use crate::principal::{DEFAULT_SCOPE_PREFIX, Role};
 
 /// Largest leeway SPEC §5 allows, seconds.
 pub const MAX_LEEWAY_S: u64 = 60;
@@ -40,6 +42,10 @@ pub struct VerifierConfig {
     pub allowed_client_ids: Vec<String>,
     /// Clock-skew allowance for `exp` and `nbf`, seconds (≤ [`MAX_LEEWAY_S`]).
     pub leeway_s: u64,
+    /// The resource-server identifier whose scopes `<prefix>/agent` and `<prefix>/operator`
+    /// grant the roles (SPEC §5); [`DEFAULT_SCOPE_PREFIX`] unless set with
+    /// [`VerifierConfig::with_scope_prefix`].
+    pub scope_prefix: String,
 }
 
 impl VerifierConfig {
@@ -85,7 +91,37 @@ impl VerifierConfig {
             jwks,
             allowed_client_ids,
             leeway_s,
+            scope_prefix: DEFAULT_SCOPE_PREFIX.to_owned(),
         })
+    }
+
+    /// The same settings with `prefix` as the scope prefix (`KOSHA_SCOPE_PREFIX`), trimmed.
+    ///
+    /// Errors: an empty prefix, or one holding whitespace (a `scope` claim is a space-separated
+    /// list, so such a prefix could never match) or ending in `/` (the scope would be
+    /// `<prefix>//agent`).
+    pub fn with_scope_prefix(mut self, prefix: &str) -> Result<Self, ConfigError> {
+        let prefix = prefix.trim();
+        if prefix.is_empty() {
+            return Err(invalid("KOSHA_SCOPE_PREFIX", "must not be empty"));
+        }
+        if prefix.chars().any(char::is_whitespace) {
+            return Err(invalid("KOSHA_SCOPE_PREFIX", "must not contain whitespace"));
+        }
+        if prefix.ends_with('/') {
+            return Err(invalid("KOSHA_SCOPE_PREFIX", "must not end in '/'"));
+        }
+        self.scope_prefix = prefix.to_owned();
+        Ok(self)
+    }
+
+    /// The scopes that grant roles, `[<prefix>/agent, <prefix>/operator]`: what the
+    /// protected-resource metadata advertises in `scopes_supported` (RFC 9728 §2).
+    pub fn role_scopes(&self) -> Vec<String> {
+        [Role::Agent, Role::Operator]
+            .into_iter()
+            .map(|role| role.scope(&self.scope_prefix))
+            .collect()
     }
 
     /// Reads the variables in the module table through `lookup` (e.g.
@@ -102,7 +138,11 @@ impl VerifierConfig {
             ),
             None => None,
         };
-        Self::new(&issuer, jwks.as_deref(), clients.split(','), leeway)
+        let config = Self::new(&issuer, jwks.as_deref(), clients.split(','), leeway)?;
+        match lookup("KOSHA_SCOPE_PREFIX").filter(|v| !v.trim().is_empty()) {
+            Some(prefix) => config.with_scope_prefix(&prefix),
+            None => Ok(config),
+        }
     }
 }
 
@@ -219,6 +259,36 @@ mod tests {
     }
 
     #[test]
+    fn scope_prefix_defaults_to_kosha_and_is_validated() {
+        let config = VerifierConfig::new(POOL, None, ["a"], None).unwrap();
+        assert_eq!(config.scope_prefix, "kosha");
+        assert_eq!(config.role_scopes(), ["kosha/agent", "kosha/operator"]);
+        let config = config
+            .with_scope_prefix(" https://api.example.com ")
+            .unwrap();
+        assert_eq!(
+            config.role_scopes(),
+            [
+                "https://api.example.com/agent",
+                "https://api.example.com/operator"
+            ]
+        );
+        for bad in ["", "  ", "a b", "kosha/"] {
+            let err = config.clone().with_scope_prefix(bad).unwrap_err();
+            assert!(
+                matches!(
+                    err,
+                    ConfigError::Invalid {
+                        name: "KOSHA_SCOPE_PREFIX",
+                        ..
+                    }
+                ),
+                "{bad:?}"
+            );
+        }
+    }
+
+    #[test]
     fn reads_the_environment_names() {
         let config = VerifierConfig::from_lookup(|key| match key {
             "KOSHA_JWT_ISSUER" => Some(POOL.to_owned()),
@@ -237,5 +307,14 @@ mod tests {
             config.jwks,
             JwksSource::File(PathBuf::from("/srv/jwks.json"))
         );
+        assert_eq!(config.scope_prefix, "kosha");
+        let config = VerifierConfig::from_lookup(|key| match key {
+            "KOSHA_JWT_ISSUER" => Some(POOL.to_owned()),
+            "KOSHA_ALLOWED_CLIENT_IDS" => Some("c1".to_owned()),
+            "KOSHA_SCOPE_PREFIX" => Some("acme-mcp".to_owned()),
+            _ => None,
+        })
+        .unwrap();
+        assert_eq!(config.scope_prefix, "acme-mcp");
     }
 }

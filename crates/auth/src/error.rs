@@ -25,8 +25,8 @@ pub enum AuthError {
     /// A bearer token was sent but rejected: 401 with `error="invalid_token"`.
     #[error("invalid_token")]
     InvalidToken,
-    /// A valid token without a usable role (`cognito:groups` has neither `agent` nor
-    /// `operator`): 403.
+    /// A valid token without a usable role (neither `cognito:groups` `agent`/`operator` nor a
+    /// scope `<prefix>/agent`/`<prefix>/operator`): 403.
     #[error("no usable role")]
     NoRole,
 }

@@ -16,7 +16,9 @@ pub struct ProtectedResourceMetadata {
     pub authorization_servers: Vec<String>,
     /// Always `["header"]` (RFC 6750 §2.1).
     pub bearer_methods_supported: Vec<String>,
-    /// OAuth scopes clients should request, e.g. `kosha/mcp`.
+    /// OAuth scopes clients should request: the role scopes `<prefix>/agent` and
+    /// `<prefix>/operator` (SPEC §5); a client-credentials client asks for these and gets those
+    /// its app client may have.
     pub scopes_supported: Vec<String>,
 }
 

@@ -1,17 +1,28 @@
 //! The authenticated caller: [`Principal`] and its [`Role`]s (SPEC §5).
 //!
-//! Roles come from the Cognito `cognito:groups` claim: the group `agent` is [`Role::Agent`], the
-//! group `operator` is [`Role::Operator`]. Group names are case-sensitive, as in Cognito; any
-//! other group is ignored. A principal has one or both roles, never none (a token without a
-//! usable role is [`crate::AuthError::NoRole`]).
+//! Roles come from two claims, and a token may use either or both (the roles are their union):
+//! - `cognito:groups` (user-pool users): the group `agent` is [`Role::Agent`], the group
+//!   `operator` is [`Role::Operator`];
+//! - `scope` (machine clients of the client-credentials grant, whose Cognito access tokens carry
+//!   no groups): the resource-server scopes `<prefix>/agent` and `<prefix>/operator`, where the
+//!   prefix is `KOSHA_SCOPE_PREFIX` (default [`DEFAULT_SCOPE_PREFIX`], the resource server's
+//!   identifier).
+//!
+//! Names are case-sensitive, as in Cognito; any other group or scope is ignored. A principal has
+//! one or both roles, never none (a token without a usable role is [`crate::AuthError::NoRole`]).
 
-/// A role granted by a Cognito group (SPEC §5). What each role may call is the gateway's
-/// business (its tool catalogue), not this crate's.
+/// The resource-server identifier whose scopes grant roles when `KOSHA_SCOPE_PREFIX` is unset
+/// (SPEC §5): tokens with scope `kosha/agent` or `kosha/operator`.
+pub const DEFAULT_SCOPE_PREFIX: &str = "kosha";
+
+/// A role granted by a Cognito group or a resource-server scope (SPEC §5). What each role may
+/// call is the gateway's business (its tool catalogue), not this crate's.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Role {
-    /// Group `agent`: the data tools (SPEC §4).
+    /// Group `agent` or scope `<prefix>/agent`: the data tools (SPEC §4).
     Agent,
-    /// Group `operator`: `get_service_health` and the chaos header (SPEC §9).
+    /// Group `operator` or scope `<prefix>/operator`: `get_service_health` and the chaos
+    /// header (SPEC §9).
     Operator,
 }
 
@@ -35,7 +46,48 @@ impl Role {
 
     /// The known roles among `groups`, sorted and without duplicates.
     pub fn from_groups<'a>(groups: impl IntoIterator<Item = &'a str>) -> Vec<Role> {
-        let mut roles: Vec<Role> = groups.into_iter().filter_map(Role::from_group).collect();
+        Role::from_claims(groups, std::iter::empty(), DEFAULT_SCOPE_PREFIX)
+    }
+
+    /// The scope that grants this role under `prefix`: `<prefix>/agent` or `<prefix>/operator`.
+    ///
+    /// ```
+    /// use kosha_auth::Role;
+    /// assert_eq!(Role::Operator.scope("kosha"), "kosha/operator");
+    /// ```
+    pub fn scope(self, prefix: &str) -> String {
+        format!("{prefix}/{}", self.as_str())
+    }
+
+    /// The role `scope` grants under `prefix` (exactly `<prefix>/agent` or `<prefix>/operator`),
+    /// or `None` for any other scope.
+    pub fn from_scope(scope: &str, prefix: &str) -> Option<Role> {
+        let name = scope.strip_prefix(prefix)?.strip_prefix('/')?;
+        Role::from_group(name)
+    }
+
+    /// The roles of a token: those its `groups` name and those its `scopes` grant under
+    /// `prefix`, sorted and without duplicates (SPEC §5).
+    ///
+    /// ```
+    /// use kosha_auth::Role;
+    /// let roles = Role::from_claims(["agent"], ["kosha/operator", "kosha/mcp"], "kosha");
+    /// assert_eq!(roles, vec![Role::Agent, Role::Operator]);
+    /// ```
+    pub fn from_claims<'a, 'b>(
+        groups: impl IntoIterator<Item = &'a str>,
+        scopes: impl IntoIterator<Item = &'b str>,
+        prefix: &str,
+    ) -> Vec<Role> {
+        let mut roles: Vec<Role> = groups
+            .into_iter()
+            .filter_map(Role::from_group)
+            .chain(
+                scopes
+                    .into_iter()
+                    .filter_map(|s| Role::from_scope(s, prefix)),
+            )
+            .collect();
         roles.sort_unstable();
         roles.dedup();
         roles
@@ -87,6 +139,58 @@ mod tests {
     #[test]
     fn no_known_group_gives_no_role() {
         assert!(Role::from_groups(["admins", "AGENT", ""]).is_empty());
+    }
+
+    #[test]
+    fn scopes_under_the_prefix_map_to_roles() {
+        let roles = Role::from_claims(std::iter::empty(), ["kosha/agent"], "kosha");
+        assert_eq!(roles, vec![Role::Agent]);
+        let roles = Role::from_claims(
+            std::iter::empty(),
+            ["kosha/operator", "kosha/agent"],
+            "kosha",
+        );
+        assert_eq!(roles, vec![Role::Agent, Role::Operator]);
+        // Another prefix, e.g. a resource server identified by a URL.
+        let prefix = "https://kosha.example.com";
+        let roles = Role::from_claims(
+            std::iter::empty(),
+            ["https://kosha.example.com/operator"],
+            prefix,
+        );
+        assert_eq!(roles, vec![Role::Operator]);
+    }
+
+    #[test]
+    fn other_scopes_grant_nothing() {
+        for scope in [
+            "kosha/mcp",
+            "kosha/Agent",
+            "kosha/agent/x",
+            "koshaagent",
+            "kosha-agent",
+            "other/agent",
+            "agent",
+            "kosha/",
+            "xkosha/agent",
+            "openid",
+        ] {
+            assert_eq!(Role::from_scope(scope, "kosha"), None, "{scope}");
+        }
+    }
+
+    #[test]
+    fn groups_and_scopes_are_united() {
+        let roles = Role::from_claims(["operator"], ["kosha/operator", "kosha/agent"], "kosha");
+        assert_eq!(roles, vec![Role::Agent, Role::Operator]);
+        assert!(Role::from_claims(["admins"], ["kosha/mcp"], "kosha").is_empty());
+    }
+
+    #[test]
+    fn scopes_round_trip() {
+        for role in [Role::Agent, Role::Operator] {
+            assert_eq!(Role::from_scope(&role.scope("p"), "p"), Some(role));
+        }
     }
 
     #[test]

@@ -9,7 +9,8 @@
 //! 5. Signature (RS256 only, the key's family must be RSA), then `iss` exactly, `exp` and
 //!    `nbf` with the configured leeway (≤ 60 s); `exp` and `iss` are required.
 //! 6. `token_use == "access"`, `client_id` in the allowed list.
-//! 7. Roles from `cognito:groups`; none known → [`AuthError::NoRole`].
+//! 7. Roles from `cognito:groups` and from the scopes `<prefix>/agent`, `<prefix>/operator`
+//!    (`KOSHA_SCOPE_PREFIX`, SPEC §5; `principal` says how); none known → [`AuthError::NoRole`].
 //!
 //! A token that passed all of them is remembered until `exp` + leeway ([`crate::verified`]);
 //! the same token again gets the same principal after step 4 alone (its key must still be
@@ -41,6 +42,7 @@ pub struct Verifier {
 
 struct Inner {
     allowed_client_ids: Vec<String>,
+    scope_prefix: String,
     validation: Validation,
     keys: Arc<KeyCache>,
     verified: VerifiedTokens,
@@ -135,6 +137,7 @@ impl Verifier {
         validation.set_required_spec_claims(&["exp", "iss"]);
         let inner = Inner {
             allowed_client_ids: config.allowed_client_ids,
+            scope_prefix: config.scope_prefix,
             validation,
             keys: Arc::new(KeyCache::new(fetcher, timing)),
             verified: VerifiedTokens::default(),
@@ -158,7 +161,17 @@ impl Verifier {
             return Ok(seen.principal);
         }
         let (claims, kid) = self.check_token(token).await.map_err(reject)?;
-        let roles = Role::from_groups(claims.groups.iter().map(String::as_str));
+        let scopes: Vec<String> = claims
+            .scope
+            .unwrap_or_default()
+            .split_whitespace()
+            .map(str::to_owned)
+            .collect();
+        let roles = Role::from_claims(
+            claims.groups.iter().map(String::as_str),
+            scopes.iter().map(String::as_str),
+            &self.inner.scope_prefix,
+        );
         if roles.is_empty() {
             tracing::debug!(client_id = %claims.client_id, "valid token without a usable role");
             return Err(AuthError::NoRole);
@@ -168,12 +181,7 @@ impl Verifier {
             subject: claims.sub,
             username: claims.username,
             roles,
-            scopes: claims
-                .scope
-                .unwrap_or_default()
-                .split_whitespace()
-                .map(str::to_owned)
-                .collect(),
+            scopes,
             expires_at: claims.exp,
         };
         let seen = Verified {

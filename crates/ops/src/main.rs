@@ -5,6 +5,7 @@
 mod commands;
 mod duration;
 mod exit;
+mod issuer;
 
 use std::process::ExitCode;
 
@@ -32,6 +33,9 @@ enum Command {
     Token(commands::token::TokenCommand),
     /// Overrides in force and, with --gateway, each dependency's breaker.
     Status(commands::status::StatusArgs),
+    /// The local stack's token issuer (client-credentials grant, dev key).
+    #[command(subcommand)]
+    Issuer(commands::issuer::IssuerCommand),
 }
 
 #[tokio::main]
@@ -45,6 +49,9 @@ async fn main() -> ExitCode {
         Command::Chaos(command) => commands::chaos::run(command).await,
         Command::Bootstrap(args) => commands::bootstrap::run(args).await,
         Command::Status(args) => commands::status::run(args).await,
+        Command::Issuer(command) => commands::issuer::run(command)
+            .await
+            .map_err(|e| exit::Failure::Failed(e.to_string())),
         Command::Token(command) => {
             commands::token::run(command).map_err(|e| exit::Failure::Failed(e.to_string()))
         }

@@ -12,6 +12,7 @@ import { after, before, describe, it } from 'node:test';
 
 import { Ajv2020 } from 'ajv/dist/2020.js';
 
+import { call, toolError } from './results.mjs';
 import { connect, dev, loadStackEnv, sleep } from './stack.mjs';
 
 const stack = loadStackEnv();
@@ -37,27 +38,6 @@ function formats(schema, at = '#') {
   if (schema === null || typeof schema !== 'object') return [];
   return Object.entries(schema).flatMap(([k, v]) =>
     k === 'format' && typeof v === 'string' ? [[at, v]] : formats(v, `${at}/${k}`));
-}
-
-/** Calls a tool; the SDK has validated structuredContent when this returns. */
-async function call(client, name, args = {}) {
-  const result = await client.callTool({ name, arguments: args });
-  // SPEC §3: the same JSON as one text content block.
-  const text = result.content?.find((c) => c.type === 'text');
-  assert.ok(text, `${name}: a text content block`);
-  assert.deepEqual(JSON.parse(text.text), result.structuredContent, `${name}: text block = structuredContent`);
-  return result;
-}
-
-/** Asserts `result` is a tool error with `code` (SPEC §3) and returns its error object. */
-function toolError(result, code) {
-  assert.equal(result.isError, true, `expected a tool error ${code}, got ${JSON.stringify(result.structuredContent)}`);
-  const error = result.structuredContent?.error;
-  assert.ok(error, `structuredContent.error in ${JSON.stringify(result.structuredContent)}`);
-  assert.equal(error.code, code, JSON.stringify(error));
-  assert.equal(typeof error.message, 'string');
-  assert.ok(error.message.length > 0);
-  return error;
 }
 
 describe('the gateway through the TypeScript SDK client', () => {

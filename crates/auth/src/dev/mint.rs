@@ -1,7 +1,12 @@
 //! Cognito-shaped access tokens signed with a dev key.
 //!
-//! The claims mirror a Cognito user-pool access token: `sub`, `iss`, `client_id`,
-//! `token_use`, `scope`, `cognito:groups`, `exp`, `iat`, `auth_time`, `jti`, `username`.
+//! Two shapes, as a Cognito user pool issues them:
+//! - a user's ([`MintClaims::new`]): `sub`, `iss`, `client_id`, `token_use`, `scope`,
+//!   `cognito:groups`, `exp`, `iat`, `auth_time`, `jti`, `username`;
+//! - a machine client's, from the client-credentials grant ([`MintClaims::client_credentials`]):
+//!   the same without `cognito:groups` and `username`, with `version: 2`, and `scope` holding
+//!   the granted resource-server scopes (roles come from those, SPEC §5).
+//!
 //! The header is `{"alg":"RS256","kid":…}` as Cognito's (no `typ`).
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -11,7 +16,8 @@ use jsonwebtoken::{Algorithm, EncodingKey, Header};
 use super::DevError;
 use crate::principal::Role;
 
-/// The `scope` dev tokens carry (a Cognito resource-server scope, `<identifier>/<name>`).
+/// The `scope` of the user-shaped dev tokens of [`MintClaims::new`]: a resource-server scope
+/// (`<identifier>/<name>`) that grants no role, so their roles come from the groups alone.
 pub const DEFAULT_SCOPE: &str = "kosha/mcp";
 
 /// What to put into a dev token.
@@ -27,10 +33,16 @@ pub struct MintClaims {
     pub ttl: Duration,
     /// `token_use`: `"access"` for a usable token.
     pub token_use: String,
+    /// `scope`: space-separated scopes.
+    pub scope: String,
+    /// `username`: `Some` in a user's token, `None` in a machine client's (which then carries
+    /// `version: 2` instead, as Cognito's client-credentials tokens do).
+    pub username: Option<String>,
 }
 
 impl MintClaims {
-    /// An access token for `client_id` with `roles`, valid 12 h (SPEC §2).
+    /// A user's access token for `client_id` with `roles` as groups and [`DEFAULT_SCOPE`],
+    /// valid 12 h (SPEC §2).
     pub fn new(issuer: &str, client_id: &str, roles: &[Role]) -> Self {
         Self {
             issuer: issuer.to_owned(),
@@ -38,6 +50,31 @@ impl MintClaims {
             roles: roles.to_vec(),
             ttl: Duration::from_secs(12 * 3600),
             token_use: "access".to_owned(),
+            scope: DEFAULT_SCOPE.to_owned(),
+            username: Some(client_id.to_owned()),
+        }
+    }
+
+    /// A machine client's access token from the client-credentials grant: no groups, `scopes`
+    /// in `scope`, valid 1 h (Cognito's default access-token validity).
+    ///
+    /// ```
+    /// use kosha_auth::dev::MintClaims;
+    /// let claims = MintClaims::client_credentials("https://idp.example/p", "c1", &["kosha/agent"]);
+    /// let json = claims.to_json(1_700_000_000).unwrap();
+    /// assert_eq!(json["scope"], "kosha/agent");
+    /// assert_eq!(json["version"], 2);
+    /// assert!(json.get("cognito:groups").is_none() && json.get("username").is_none());
+    /// ```
+    pub fn client_credentials(issuer: &str, client_id: &str, scopes: &[&str]) -> Self {
+        Self {
+            issuer: issuer.to_owned(),
+            client_id: client_id.to_owned(),
+            roles: Vec::new(),
+            ttl: Duration::from_secs(3600),
+            token_use: "access".to_owned(),
+            scope: scopes.join(" "),
+            username: None,
         }
     }
 
@@ -48,13 +85,16 @@ impl MintClaims {
             "iss": self.issuer,
             "client_id": self.client_id,
             "token_use": self.token_use,
-            "scope": DEFAULT_SCOPE,
+            "scope": self.scope,
             "auth_time": now,
             "iat": now,
             "exp": now.saturating_add(self.ttl.as_secs()),
             "jti": jti()?,
-            "username": self.client_id,
         });
+        match &self.username {
+            Some(username) => claims["username"] = serde_json::json!(username),
+            None => claims["version"] = serde_json::json!(2),
+        }
         if !self.roles.is_empty() {
             let groups: Vec<&str> = self.roles.iter().map(|r| r.as_str()).collect();
             claims["cognito:groups"] = serde_json::json!(groups);

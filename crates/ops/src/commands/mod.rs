@@ -4,6 +4,7 @@
 pub mod bootstrap;
 pub mod breaker;
 pub mod chaos;
+pub mod issuer;
 pub mod status;
 pub mod token;
 

@@ -379,10 +379,13 @@ async fn protected_resource(
         return EdgeError::HostNotAllowed.into_response();
     }
     let base = host::public_base(&edge.gateway.config, &uri, &headers);
+    // The scopes that grant roles (SPEC §5): what a client-credentials client asks for.
+    let scopes = edge.gateway.config.auth.role_scopes();
+    let scopes: Vec<&str> = scopes.iter().map(String::as_str).collect();
     axum::Json(kosha_auth::ProtectedResourceMetadata::new(
         &format!("{base}/mcp"),
         &edge.gateway.config.auth.issuer,
-        &["kosha/mcp"],
+        &scopes,
     ))
     .into_response()
 }
