@@ -392,7 +392,7 @@ stack_prepare() {
   STACK_DB_URL="$db_url"; STACK_BOOTSTRAP="$bootstrap"; STACK_ISSUER="$issuer"
   GATEWAY_ENV=(
     KOSHA_JWT_ISSUER="$issuer" KOSHA_JWKS_URL="file://$DEV_DIR/jwks.json"
-    KOSHA_ALLOWED_CLIENT_IDS="kosha-dev-agent,kosha-dev-operator,kosha-dev-tester,kosha-e2e-limited"
+    KOSHA_ALLOWED_CLIENT_IDS="kosha-dev-agent,kosha-dev-operator,kosha-dev-tester,kosha-e2e-limited,kosha-e2e-drained,kosha-e2e-drained-ts"
     # Testers' signed chaos headers are honoured locally; the template keeps it off (SPEC §9).
     CHAOS_ENABLED=true
     # SPEC §2: a browser client on this machine (the MCP Inspector) may connect.
