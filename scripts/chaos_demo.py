@@ -41,8 +41,8 @@ NOT_BUILT, PASS, FAIL = "not built", "PASS", "FAIL"
 # work (a screening the worker completes, an outbox event the relay publishes) may take.
 RECOVERY_S = float(os.environ.get("KOSHA_DEMO_RECOVERY_S", "45"))
 LATER_S = float(os.environ.get("KOSHA_DEMO_LATER_S", "120"))
-# JSON-RPC code of a rate-limited call (SPEC §6), and how long one call may wait on it.
-RATE_LIMITED, RATE_WAIT_S = -32029, 60.0
+# How long one call may wait on the bucket (a `rate_limited` tool error, SPEC §6).
+RATE_WAIT_S = 60.0
 TXN = {"transaction_id": "txn_000042"}
 
 
@@ -135,27 +135,28 @@ class Agent:
         self.statuses = statuses
 
     async def call(self, name: str, args: dict) -> Seen:
-        """One tool call as the agent sees it. A rate-limited call (429, SPEC §6: a default
-        stack's bucket holds 20 calls, refilled at 1/s) is retried after its `retry_after_s`,
-        as a well-behaved agent would, so the demo paces itself under the bucket."""
+        """One tool call as the agent sees it. A rate-limited call (the tool error
+        `rate_limited`, SPEC §6: a default stack's bucket holds 20 calls, refilled at 1/s) is
+        retried after its `retry_after_s`, as a well-behaved agent would, so the demo paces
+        itself under the bucket."""
         waited = 0.0
         while True:
             started = time.monotonic()
             try:
                 result = await self.session.call_tool(name, args)
-                break
             except Exception as e:  # a JSON-RPC error: what the agent saw
                 error = getattr(e, "error", None)
                 code = getattr(error, "code", type(e).__name__)
-                data = getattr(error, "data", None) or {}
-                if code == RATE_LIMITED and waited < RATE_WAIT_S:
-                    pause = float(data.get("retry_after_s") or 1)
-                    print(f"    rate limited: waiting {pause:.0f} s", file=sys.stderr)
-                    await asyncio.sleep(pause)
-                    waited += pause
-                    continue
                 return Seen(status=self.last_status(), code=f"rpc {code}",
                             latency_ms=round((time.monotonic() - started) * 1000))
+            limited = (result.structured_content or {}).get("error") if result.is_error else None
+            if limited and limited.get("code") == "rate_limited" and waited < RATE_WAIT_S:
+                pause = float(limited.get("retry_after_s") or 1)
+                print(f"    rate limited: waiting {pause:.0f} s", file=sys.stderr)
+                await asyncio.sleep(pause)
+                waited += pause
+                continue
+            break
         ms = round((time.monotonic() - started) * 1000)
         content = result.structured_content or {}
         err = content.get("error") if result.is_error else None

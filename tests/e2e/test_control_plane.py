@@ -36,9 +36,9 @@ def call(url: str, token: str, rid: int, name: str, arguments: dict) -> httpx.Re
 
 
 def test_tools_call_spends_from_the_dynamodb_bucket(gateway_url, stack):
-    """The 429 contract itself is tested in process (functions/mcp-gateway/tests/edge.rs) and
-    the bucket maths against the emulator (crates/state/tests/rate_limit.rs); here: every
-    tools/call of the running gateway goes through the `rl#<client_id>` item (SPEC §6, §8)."""
+    """The refusal's shape is tested in process (functions/mcp-gateway/tests/edge.rs) and the
+    bucket maths and leases against the emulator (crates/state/tests/rate_limit.rs); here:
+    the tools/calls of the running gateway go through the `rl#<client_id>` item (SPEC §6, §8)."""
     import boto3
 
     token = mint(stack, "--role", "agent", "--client-id", "kosha-e2e-limited")
@@ -49,9 +49,54 @@ def test_tools_call_spends_from_the_dynamodb_bucket(gateway_url, stack):
                        aws_access_key_id="test", aws_secret_access_key="test")
     item = ddb.get_item(TableName=stack["KOSHA_STATE_TABLE"], Key={"pk": {"S": "rl#kosha-e2e-limited"}})["Item"]
     capacity = float(stack["KOSHA_RATE_CAPACITY"])
-    assert float(item["tokens"]["N"]) <= capacity - 1  # the last call took a token
+    assert float(item["tokens"]["N"]) <= capacity - 1  # the calls took tokens (in leases, SPEC §6)
     assert abs(int(item["updated_at"]["N"]) / 1000 - time.time()) < 30
     assert int(item["expires_at"]["N"]) >= int(before) + 3600 - 5
+
+
+def drain_bucket(stack: dict[str, str], client_id: str, hold_s: float = 5.0) -> dict:
+    """Empties `client_id`'s bucket: tokens 0, last written `hold_s` ahead, so even the e2e
+    stack's fast refill (KOSHA_RATE_PER_SEC=1000) adds nothing until then. Returns the item."""
+    import boto3
+
+    now_ms = int(time.time() * 1000)
+    item = {
+        "pk": {"S": f"rl#{client_id}"},
+        "tokens": {"N": "0"},
+        "updated_at": {"N": str(now_ms + int(hold_s * 1000))},
+        "expires_at": {"N": str(now_ms // 1000 + 3600)},
+    }
+    ddb = boto3.client("dynamodb", endpoint_url=stack["AWS_ENDPOINT_URL"], region_name=stack["AWS_REGION"],
+                       aws_access_key_id="test", aws_secret_access_key="test")
+    ddb.put_item(TableName=stack["KOSHA_STATE_TABLE"], Item=item)
+    return ddb
+
+
+@pytest.mark.anyio
+async def test_an_empty_bucket_is_a_rate_limited_tool_error_through_the_sdk(gateway_url, stack):
+    """SPEC §6: a tools/call the bucket refuses is a tool error the model reads (HTTP 200,
+    `isError`, `structuredContent.error` {code: rate_limited, message, retry_after_s}), so the
+    official Python client returns it as a result (it raised MCPError on the old 429). The
+    SDK has validated it against the tool's outputSchema. Initializing again does not reset
+    the bucket, refused calls spend nothing, and tools/list stays free."""
+    client_id = "kosha-e2e-drained"
+    token = mint(stack, "--role", "agent", "--client-id", client_id)
+    ddb = drain_bucket(stack, client_id)
+    key = {"pk": {"S": f"rl#{client_id}"}}
+    before = ddb.get_item(TableName=stack["KOSHA_STATE_TABLE"], Key=key, ConsistentRead=True)["Item"]
+    for _ in range(2):  # a second session: a new initialize handshake
+        async with session(gateway_url, token) as s:
+            assert (await s.list_tools()).tools  # free, and the outputSchema the SDK validates with
+            result = await s.call_tool("get_transaction", {"transaction_id": "txn_000001"})
+            assert result.is_error is True, result
+            err = result.structured_content["error"]
+            assert err["code"] == "rate_limited", err
+            assert isinstance(err["retry_after_s"], int) and err["retry_after_s"] >= 1, err
+            assert "retry after" in err["message"], err
+            assert len(result.content) == 1 and result.content[0].type == "text"
+            assert json.loads(result.content[0].text) == result.structured_content
+    after = ddb.get_item(TableName=stack["KOSHA_STATE_TABLE"], Key=key, ConsistentRead=True)["Item"]
+    assert after == before, "refused calls wrote nothing"
 
 
 @pytest.mark.anyio

@@ -16,7 +16,7 @@ EXPECTED_TOOLS = {
 }
 ERROR_CODES = {
     "invalid_argument", "not_found", "conflict", "deadline_exceeded",
-    "dependency_unavailable", "overloaded", "internal",
+    "dependency_unavailable", "overloaded", "rate_limited", "internal",
 }
 SQL_META = "'; DROP TABLE core.accounts; -- \" % _ \\"
 

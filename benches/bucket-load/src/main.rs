@@ -1,22 +1,35 @@
 //! The token bucket alone under load (issue 16; run by `scripts/bench-load`): the gateway's
 //! own [`DynamoRateLimiter`] and DynamoDB client, as `tools/call` uses them, with no HTTP in
 //! front. `--concurrency N` workers, each a client of its own (as N agents), take tokens for
-//! `--seconds`; one JSON line on stdout: `requests`, `seconds`, `throughput_per_s`, `p50_ms`,
-//! `p99_ms`, `max_ms`, and the decisions (`allowed`, `limited`, `fail_open`). A `fail_open`
-//! is a DynamoDB call that failed or took over the 100 ms call timeout, so a run that has
-//! any measured the emulator's limit, not the bucket's.
+//! `--seconds`, back to back or one every `--interval-ms`; one JSON line on stdout:
+//! `requests`, `seconds`, `throughput_per_s`, `p50_ms`, `p99_ms`, `max_ms`, the decisions
+//! (`allowed`, `limited`, `fail_open`), `dynamodb_requests` (every request the limiter sent,
+//! warm-up excluded) and `writes_per_admitted` (those over `allowed`). A `fail_open` is a
+//! DynamoDB call that failed or took over the 100 ms call timeout, so a run that has any
+//! measured the emulator's limit, not the bucket's.
+//!
+//! Without `--leases` every take is one bucket write (`lease_max_tokens` 1: the write's cost,
+//! issue 16's figure); with it, the gateway's lease settings apply (SPEC §6, issue 28), so
+//! `writes_per_admitted` is what a caller at that pace costs DynamoDB.
 //!
 //! Reads the gateway's settings: `KOSHA_STATE_TABLE`, `KOSHA_RATE_CAPACITY`,
-//! `KOSHA_RATE_PER_SEC` (set them high, or the buckets run dry), `AWS_ENDPOINT_URL` and the
-//! SDK's usual variables.
+//! `KOSHA_RATE_PER_SEC` (set them high for back-to-back takes, or the buckets run dry),
+//! `KOSHA_LEASE_SECONDS`, `KOSHA_LEASE_MAX_TOKENS`, `AWS_ENDPOINT_URL` and the SDK's usual
+//! variables.
 //!
 //! ```sh
 //! cargo run --release -p bucket-load -- --concurrency 16 --seconds 10
+//! # one agent calling once a second, with leases (SPEC §6 defaults: capacity 20, 1/s):
+//! cargo run --release -p bucket-load -- --leases --interval-ms 1000 --seconds 60
 //! ```
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
+use aws_sdk_dynamodb::config::interceptors::BeforeTransmitInterceptorContextRef;
+use aws_sdk_dynamodb::config::{ConfigBag, Intercept, RuntimeComponents};
+use aws_sdk_dynamodb::error::BoxError;
 use clap::Parser;
 use kosha_resilience::rate_limit::{RateDecision, RateLimiter};
 use kosha_state::{DynamoRateLimiter, RateLimitSettings, StateTable, SystemClock};
@@ -33,6 +46,32 @@ struct Args {
     /// Client ids are `<prefix>-<worker>`.
     #[arg(long, default_value = "bench-bucket")]
     client_prefix: String,
+    /// Each worker waits this long between takes (ms; 0: back to back).
+    #[arg(long, default_value_t = 0)]
+    interval_ms: u64,
+    /// Take tokens in leases, as the gateway does (else one write per take).
+    #[arg(long)]
+    leases: bool,
+}
+
+/// Counts the DynamoDB requests sent (every attempt).
+#[derive(Debug, Clone, Default)]
+struct Requests(Arc<AtomicU64>);
+
+impl Intercept for Requests {
+    fn name(&self) -> &'static str {
+        "Requests"
+    }
+
+    fn read_before_transmit(
+        &self,
+        _context: &BeforeTransmitInterceptorContextRef<'_>,
+        _runtime_components: &RuntimeComponents,
+        _cfg: &mut ConfigBag,
+    ) -> Result<(), BoxError> {
+        self.0.fetch_add(1, Ordering::Relaxed);
+        Ok(())
+    }
 }
 
 #[derive(Default)]
@@ -47,19 +86,31 @@ struct Tally {
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args = Args::parse();
     let sdk = kosha_runtime::aws::sdk_config().await;
-    let table = StateTable::from_env(&sdk)?;
+    let requests = Requests::default();
+    let client = aws_sdk_dynamodb::Client::from_conf(
+        aws_sdk_dynamodb::config::Builder::from(&sdk)
+            .interceptor(requests.clone())
+            .build(),
+    );
+    let table = StateTable::new(client, StateTable::name_from_env()?)?;
+    let mut settings = RateLimitSettings::from_env()?;
+    if !args.leases {
+        settings.lease_max_tokens = 1;
+    }
     let limiter = Arc::new(DynamoRateLimiter::new(
         &table,
-        RateLimitSettings::from_env()?,
+        settings,
         Arc::new(SystemClock),
     ));
+    let interval = Duration::from_millis(args.interval_ms);
     let clients: Vec<String> = (0..args.concurrency.max(1))
         .map(|i| format!("{}-{i}", args.client_prefix))
         .collect();
     // Warm-up: each client's first take may be a conditional create plus a retry.
     for client in &clients {
-        limiter.check(client).await;
+        limiter.check(client, 1).await;
     }
+    let warm_up = requests.0.load(Ordering::Relaxed);
     let started = Instant::now();
     let end = started + Duration::from_secs_f64(args.seconds);
     let workers: Vec<_> = clients
@@ -70,12 +121,15 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
                 let mut tally = Tally::default();
                 while Instant::now() < end {
                     let t0 = Instant::now();
-                    let decision = limiter.check(&client).await;
+                    let decision = limiter.check(&client, 1).await;
                     tally.latencies.push(t0.elapsed());
                     match decision {
                         RateDecision::Allowed => tally.allowed += 1,
                         RateDecision::Limited { .. } => tally.limited += 1,
                         RateDecision::FailOpen => tally.fail_open += 1,
+                    }
+                    if !interval.is_zero() {
+                        tokio::time::sleep_until(t0 + interval).await;
                     }
                 }
                 tally
@@ -100,12 +154,18 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         let i = ((q * n as f64).ceil() as usize).clamp(1, n) - 1;
         all.latencies[i].as_secs_f64() * 1000.0
     };
-    let requests = all.latencies.len();
+    let takes = all.latencies.len();
+    let dynamodb = requests.0.load(Ordering::Relaxed) - warm_up;
+    let per_admitted = if all.allowed == 0 {
+        0.0
+    } else {
+        dynamodb as f64 / all.allowed as f64
+    };
     println!(
-        "{{\"requests\":{requests},\"seconds\":{seconds:.3},\"throughput_per_s\":{:.1},\
+        "{{\"requests\":{takes},\"seconds\":{seconds:.3},\"throughput_per_s\":{:.1},\
          \"p50_ms\":{:.3},\"p99_ms\":{:.3},\"max_ms\":{:.3},\"allowed\":{},\"limited\":{},\
-         \"fail_open\":{}}}",
-        requests as f64 / seconds,
+         \"fail_open\":{},\"dynamodb_requests\":{dynamodb},\"writes_per_admitted\":{per_admitted:.3}}}",
+        takes as f64 / seconds,
         ms(0.50),
         ms(0.99),
         ms(1.0),

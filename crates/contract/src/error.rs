@@ -24,6 +24,9 @@ pub enum ErrorCode {
     DependencyUnavailable,
     /// At capacity: a bulkhead or pool is full (503 or 429).
     Overloaded,
+    /// The caller's token bucket holds less than the call's cost (SPEC §6); comes with
+    /// `retry_after_s`. Only the gateway answers it, as a tool error.
+    RateLimited,
     /// A bug on the answering side (500); details are logged, never sent.
     Internal,
     /// A code this side does not know (a newer peer); treated like `internal` by readers.
@@ -33,14 +36,15 @@ pub enum ErrorCode {
 }
 
 impl ErrorCode {
-    /// The seven codes of SPEC §3, in its order.
-    pub const ALL: [Self; 7] = [
+    /// The eight codes of SPEC §3, in its order.
+    pub const ALL: [Self; 8] = [
         Self::InvalidArgument,
         Self::NotFound,
         Self::Conflict,
         Self::DeadlineExceeded,
         Self::DependencyUnavailable,
         Self::Overloaded,
+        Self::RateLimited,
         Self::Internal,
     ];
 
@@ -53,6 +57,7 @@ impl ErrorCode {
             Self::DeadlineExceeded => "deadline_exceeded",
             Self::DependencyUnavailable => "dependency_unavailable",
             Self::Overloaded => "overloaded",
+            Self::RateLimited => "rate_limited",
             Self::Internal => "internal",
             Self::Unknown => "unknown",
         }

@@ -70,7 +70,7 @@ impl PrincipalLimiter {
         let now_ms = i64::try_from(self.origin.elapsed().as_millis()).unwrap_or(i64::MAX);
         let mut buckets = self.buckets.lock();
         match self.config.take(buckets.get(principal), now_ms) {
-            Take::Granted { next } => {
+            Take::Granted { next, .. } => {
                 if let Some(state) = buckets.get_mut(principal) {
                     *state = next;
                 } else {

@@ -3,10 +3,14 @@
 //!
 //! - **Counts** tokens, possibly fractional: capacity 20, refilled lazily at 1 token/s from the
 //!   time of the last write (`KOSHA_RATE_CAPACITY`, `KOSHA_RATE_PER_SEC`).
-//! - **Trips** when the refilled bucket holds less than one token: the call is
-//!   [`RateDecision::Limited`] with `retry_after_s = ceil((1 − tokens) / rate)`, always ≥ 1.
+//! - **Spends** a call's cost in whole tokens (default 1, per tool; SPEC §6). A store may take
+//!   more than the cost in one grant (a lease, [`BucketConfig::grant`]) and spend the rest
+//!   locally.
+//! - **Trips** when the refilled bucket holds less than the cost: the call is
+//!   [`RateDecision::Limited`] with `retry_after_s = ceil((cost − tokens) / rate)`, always ≥ 1
+//!   (the time until the bucket holds the cost).
 //! - **Returns** a [`RateDecision`]; the store decides where the bucket lives (the DynamoDB
-//!   store in `kosha-state` does one conditional write per admitted call; [`LocalRateLimiter`]
+//!   store in `kosha-state` takes leases with one conditional write each; [`LocalRateLimiter`]
 //!   keeps it in memory). A store that cannot reach its backend answers
 //!   [`RateDecision::FailOpen`] (availability over strict fairness, seed 004 §6).
 //! - **Neighbours**: runs once per `tools/call`, before the deadline and any dependency policy;
@@ -50,17 +54,19 @@ pub struct BucketState {
     pub updated_at_ms: i64,
 }
 
-/// The outcome of trying to take one token.
+/// The outcome of trying to take tokens ([`BucketConfig::grant`]).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Take {
-    /// One token taken; `next` is the state to store.
+    /// `granted` tokens taken; `next` is the state to store.
     Granted {
         /// The bucket after the take.
         next: BucketState,
+        /// Whole tokens taken: at least the need, at most the want.
+        granted: u32,
     },
-    /// Less than one token after refill.
+    /// Fewer tokens than the need after refill.
     Denied {
-        /// Whole seconds until one token is available, ≥ 1.
+        /// Whole seconds until the bucket holds the need, ≥ 1.
         retry_after_s: u64,
     },
 }
@@ -108,33 +114,65 @@ impl BucketConfig {
         }
     }
 
-    /// Takes one token at `now_ms` from `state` (`None` = fresh bucket).
+    /// Takes one token at `now_ms` from `state` (`None` = fresh bucket): [`BucketConfig::grant`]
+    /// with need and want 1.
+    pub fn take(&self, state: Option<&BucketState>, now_ms: i64) -> Take {
+        self.grant(state, now_ms, 1, 1)
+    }
+
+    /// Takes between `need` and `want` whole tokens at `now_ms` from `state` (`None` = fresh
+    /// bucket): as many as the refilled bucket holds, up to `want` (a lease, SPEC §6), or
+    /// [`Take::Denied`] when it holds fewer than `need`, with the seconds until it holds
+    /// `need`. A `want` below `need` counts as `need`.
     ///
     /// The granted state's `updated_at_ms` is strictly greater than the previous one (at least
     /// +1 ms), so every write changes the compare-and-set version even when two writes fall in
     /// the same millisecond; that forfeits at most 1 ms of refill.
-    pub fn take(&self, state: Option<&BucketState>, now_ms: i64) -> Take {
+    ///
+    /// ```
+    /// use kosha_resilience::rate_limit::{BucketConfig, Take};
+    /// let bucket = BucketConfig::try_new(20.0, 1.0).unwrap();
+    /// // A fresh bucket grants the whole want; one holding 2.5 tokens grants 2 of 5.
+    /// let Take::Granted { next, granted } = bucket.grant(None, 0, 1, 5) else { panic!() };
+    /// assert_eq!((granted, next.tokens), (5, 15.0));
+    /// let low = kosha_resilience::rate_limit::BucketState { tokens: 2.5, updated_at_ms: 0 };
+    /// assert!(matches!(bucket.grant(Some(&low), 0, 1, 5), Take::Granted { granted: 2, .. }));
+    /// // A cost of 4 waits until the bucket holds 4: 2 s at 1 token/s.
+    /// assert_eq!(bucket.grant(Some(&low), 0, 4, 4), Take::Denied { retry_after_s: 2 });
+    /// ```
+    pub fn grant(&self, state: Option<&BucketState>, now_ms: i64, need: u32, want: u32) -> Take {
         let tokens = self.refilled(state, now_ms);
-        if tokens < 1.0 {
+        let need_f = f64::from(need.max(1));
+        if tokens < need_f {
             return Take::Denied {
-                retry_after_s: self.retry_after_s(tokens),
+                retry_after_s: self.retry_after_for(tokens, need.max(1)),
             };
         }
+        // tokens >= need >= 1 here and at most the capacity (finite).
+        let whole = tokens.floor().min(f64::from(u32::MAX)) as u32;
+        let granted = want.max(need.max(1)).min(whole);
         let updated_at_ms = match state {
             Some(s) if s.updated_at_ms >= now_ms => s.updated_at_ms.saturating_add(1),
             _ => now_ms,
         };
         Take::Granted {
             next: BucketState {
-                tokens: tokens - 1.0,
+                tokens: tokens - f64::from(granted),
                 updated_at_ms,
             },
+            granted,
         }
     }
 
     /// `ceil((1 − tokens) / rate)` whole seconds, at least 1.
     pub fn retry_after_s(&self, tokens: f64) -> u64 {
-        let secs = ((1.0 - tokens) / self.per_sec).ceil();
+        self.retry_after_for(tokens, 1)
+    }
+
+    /// `ceil((cost − tokens) / rate)` whole seconds, at least 1: how long until a bucket
+    /// holding `tokens` holds `cost` (SPEC §6 `retry_after_s`).
+    pub fn retry_after_for(&self, tokens: f64, cost: u32) -> u64 {
+        let secs = ((f64::from(cost) - tokens) / self.per_sec).ceil();
         if secs.is_finite() && secs >= 1.0 {
             secs as u64
         } else {
@@ -151,9 +189,10 @@ pub fn bucket_expires_at(now_ms: i64) -> i64 {
 /// What the rate limiter decided for one `tools/call`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum RateDecision {
-    /// A token was taken (or the compare-and-set lost 3 times: SPEC §6 "then allow").
+    /// The call's cost was taken (or the compare-and-set lost 3 times: SPEC §6 "then allow").
     Allowed,
-    /// The bucket is empty: answer HTTP 429 with `Retry-After: retry_after_s`.
+    /// The bucket holds less than the cost: the gateway answers a tool error `rate_limited`
+    /// with `retry_after_s` (SPEC §6).
     Limited {
         /// Whole seconds, ≥ 1.
         retry_after_s: u64,
@@ -188,8 +227,8 @@ pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
 /// Decides whether one call by `client_id` may proceed. Implementations record the metric.
 pub trait RateLimiter: Send + Sync + 'static {
-    /// Takes one token from `client_id`'s bucket.
-    fn check<'a>(&'a self, client_id: &'a str) -> BoxFuture<'a, RateDecision>;
+    /// Takes `cost` tokens (≥ 1; 0 counts as 1) from `client_id`'s bucket.
+    fn check<'a>(&'a self, client_id: &'a str, cost: u32) -> BoxFuture<'a, RateDecision>;
 }
 
 /// An in-memory limiter (one process): for local runs without a state table, and tests.
@@ -210,12 +249,12 @@ impl LocalRateLimiter {
         }
     }
 
-    /// Takes a token synchronously (the lock is never held across an await).
-    pub fn decide(&self, client_id: &str) -> RateDecision {
+    /// Takes `cost` tokens synchronously (the lock is never held across an await).
+    pub fn decide(&self, client_id: &str, cost: u32) -> RateDecision {
         let now = (self.now_ms)();
         let mut buckets = self.buckets.lock();
-        match self.config.take(buckets.get(client_id), now) {
-            Take::Granted { next } => {
+        match self.config.grant(buckets.get(client_id), now, cost, cost) {
+            Take::Granted { next, .. } => {
                 buckets.insert(client_id.to_owned(), next);
                 RateDecision::Allowed
             }
@@ -225,8 +264,8 @@ impl LocalRateLimiter {
 }
 
 impl RateLimiter for LocalRateLimiter {
-    fn check<'a>(&'a self, client_id: &'a str) -> BoxFuture<'a, RateDecision> {
-        let decision = self.decide(client_id);
+    fn check<'a>(&'a self, client_id: &'a str, cost: u32) -> BoxFuture<'a, RateDecision> {
+        let decision = self.decide(client_id, cost);
         decision.record();
         Box::pin(std::future::ready(decision))
     }

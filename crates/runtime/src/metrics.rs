@@ -105,7 +105,7 @@ pub const CATALOGUE: &[Metric] = &[
         unit: Some(Unit::Count),
         dimensions: &["decision"],
         emitted_by: "kosha-resilience `rate_limit.rs` (per `tools/call`)",
-        meaning: "`decision`: `allowed`, `limited` (HTTP 429) or `fail_open` (state table \
+        meaning: "`decision`: `allowed`, `limited` (a `rate_limited` tool error) or `fail_open` (state table \
                   unreachable, SPEC §10)",
     },
     Metric {

@@ -2,8 +2,8 @@
 //!
 //! - [`StateTable`]: the client and table name (`KOSHA_STATE_TABLE`, default `kosha-state`),
 //!   plus idempotent creation (pk S, on-demand, TTL on `expires_at`).
-//! - [`DynamoRateLimiter`]: the per-client token bucket `rl#<client_id>` with one conditional
-//!   write per admitted call in steady state (seed 004 §6, SPEC §6).
+//! - [`DynamoRateLimiter`]: the per-client token bucket `rl#<client_id>`, taken in leases of
+//!   one conditional write each, spent locally (seed 004 §6, SPEC §6).
 //! - [`DynamoOverrides`]: the breaker forced-open source `breaker#<dependency>`, refreshed
 //!   lazily at most every 5 s, kept 60 s through read errors (seed 004 §4, SPEC §8), and the
 //!   operator's `force_open` / `clear` / `list`.

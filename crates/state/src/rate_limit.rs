@@ -1,39 +1,54 @@
 //! The DynamoDB token bucket `rl#<client_id>` (seed 004 §6, SPEC §6, §8).
 //!
-//! **One round trip per admitted call in steady state.** The limiter keeps, per client, the
-//! last item it saw (its own last write, or the item DynamoDB returned on a failed condition)
-//! and writes the next state with `PutItem` conditional on that item's `updated_at`
-//! (`attribute_not_exists(pk)` when it has seen none). No read precedes the write:
-//! - write succeeds → admitted, cache = what was written;
+//! **Leases: at most one round trip per lease.** A call spends its tool's cost (whole tokens,
+//! default 1). The limiter keeps, per client, a [`lease::Lease`] of tokens already debited
+//! from the item; a call the lease covers is admitted with no DynamoDB call. Otherwise one
+//! conditional write refills the item, grants g tokens and subtracts them in the same write
+//! (the grant and the debit are one write, so no instance leases from a stale view):
+//! g ≥ the call's need (its cost less what the lease still holds), g ≤ max(need,
+//! `lease_max_tokens`), never more than the item holds, sized by the client's recent spending
+//! on this instance over one lease duration ([`lease::Demand`]; a rare caller gets g = its
+//! cost, exactly one token per call). The call takes its need, the lease keeps the rest for
+//! [`RateLimitSettings::lease`] on the wall clock (and tokio's, whichever ends first); a lease
+//! is never handed back, and one found expired (an instance thawed late) is dropped.
+//!
+//! **The write.** The limiter keeps, per client, the last item it saw (its own last write, or
+//! the item DynamoDB returned on a failed condition) and writes the next state with `PutItem`
+//! conditional on that item's `updated_at` (`attribute_not_exists(pk)` when it has seen none).
+//! No read precedes the write:
+//! - write succeeds → admitted, cache = what was written, lease = what the grant left;
 //! - `ConditionalCheckFailedException` → the current item comes back on the error
-//!   (`ReturnValuesOnConditionCheckFailure = ALL_OLD`), the cache takes it and the take is
-//!   recomputed; at most 3 tries, then the call is admitted (SPEC §6) — and its token is
-//!   still charged, by one atomic `tokens = tokens − 1, updated_at = updated_at + 1` update
-//!   conditional on `tokens >= 1` (no refill, no compare-and-set, never below zero). If that
-//!   condition fails, the returned item proves the bucket empty and the call is
-//!   [`RateDecision::Limited`]; if the item's refill shows a token after all, it is admitted
-//!   uncharged. Without the charge, two instances racing one client's burst admit several
-//!   uncharged calls (measured on the emulator: 26 admitted where the bucket allows 22);
-//!   with it, a lost race costs a fourth round trip and admissions stay within capacity +
-//!   rate × elapsed;
+//!   (`ReturnValuesOnConditionCheckFailure = ALL_OLD`), the cache takes it and the grant is
+//!   recomputed; at most 3 tries, then the call is admitted (SPEC §6) — and its need is
+//!   still charged, by one atomic `tokens = tokens − need, updated_at = updated_at + 1`
+//!   update conditional on `tokens >= need` (no refill, no compare-and-set, never below zero,
+//!   no lease). If that condition fails, the returned item proves the bucket short and the
+//!   call is [`RateDecision::Limited`]; if the item's refill shows the need after all, it is
+//!   admitted uncharged. Without the charge, two instances racing one client's burst admit
+//!   several uncharged calls (measured on the emulator: 26 admitted where the bucket allows
+//!   22); with it, a lost race costs a fourth round trip and admissions stay within
+//!   capacity + rate × elapsed;
 //! - any other error, or no answer within the call timeout (100 ms, SDK retries off) →
-//!   [`RateDecision::FailOpen`].
+//!   [`RateDecision::FailOpen`] (the lease, if any, is kept).
 //!
-//! **Denials cost no write.** Every write by any instance sets `tokens = refilled − 1`, so the
-//! true bucket can only hold *fewer* tokens than the cached item refilled to now. When that
-//! refill is below one token the call is refused from the cache alone, without a DynamoDB
-//! call; a flood of refused calls costs DynamoDB nothing. (The one exception, an operator
-//! deleting the item by hand, errs on the strict side until the cache sees a newer item.) A
-//! cold instance has no cache: its first call is a conditional create, which fails on an
-//! existing item and returns it, so the first call may take two round trips.
+//! **Denials cost no write.** Every write by any instance sets `tokens = refilled − granted`
+//! (granted ≥ 1), so the true bucket can only hold *fewer* tokens than the cached item refilled
+//! to now. When that refill is below the call's need the call is refused from the cache alone,
+//! without a DynamoDB call; a flood of refused calls costs DynamoDB nothing. Leases keep this
+//! sound: leased tokens left the item in the write that granted them. (The one exception, an
+//! operator deleting the item by hand, errs on the strict side until the cache sees a newer
+//! item.) A cold instance has no cache: its first call is a conditional create, which fails
+//! on an existing item and returns it, so the first call may take two round trips.
 //!
-//! **Within one instance** the calls of one client take turns (an async lock per client), so
-//! concurrent requests from one client in one process do not race each other's
-//! compare-and-set; they share the cache instead. Lambda runs one request per instance, so
-//! this only matters in local mode. A call whose cached item already proves the bucket empty
-//! is refused before it queues. The wait for the turn is bounded by twice the call timeout
-//! (200 ms); a call still waiting then is decided without DynamoDB:
-//! - the cache proves the bucket empty → [`RateDecision::Limited`] with that `retry_after_s`;
+//! **Within one instance** the calls of one client that need a write take turns (an async
+//! lock per client), so concurrent requests from one client in one process do not race each
+//! other's compare-and-set; they share the cache and the lease instead (a call that waited
+//! looks at the lease again: the turn before it may have leased enough). Lambda runs one
+//! request per instance, so this only matters in local mode. A call whose lease covers it, or
+//! whose cached item already proves the bucket short, is decided before it queues. The wait
+//! for the turn is bounded by twice the call timeout (200 ms); a call still waiting then is
+//! decided without DynamoDB:
+//! - the cache proves the bucket short → [`RateDecision::Limited`] with that `retry_after_s`;
 //! - the last DynamoDB call made for this client failed or timed out → [`RateDecision::FailOpen`]
 //!   (DynamoDB unreachable, SPEC §6). Twice the call timeout is long enough that the call in
 //!   progress when the wait began has ended (each is bounded by the call timeout), so a
@@ -66,8 +81,10 @@ use parking_lot::Mutex;
 use crate::attr::{self, Item, nv, sv};
 use crate::{Clock, StateError, StateTable};
 
+mod lease;
 mod settings;
 mod warn;
+use lease::{Demand, Lease};
 pub use settings::RateLimitSettings;
 use warn::WarnThrottle;
 
@@ -142,13 +159,25 @@ struct Slot {
     learned: Mutex<Learned>,
 }
 
-/// What one client's turns learned from DynamoDB.
+/// What one client's turns learned from DynamoDB, and the tokens this instance holds.
 #[derive(Debug, Clone, Copy, Default)]
 struct Learned {
     /// The last item seen; `None` before the first answer.
     seen: Option<Seen>,
     /// Whether the last DynamoDB call for this client failed or timed out.
     store_failing: bool,
+    /// Tokens already debited from the item, to spend here.
+    lease: Option<Lease>,
+    /// The client's recent spending on this instance.
+    demand: Demand,
+}
+
+/// The two clocks a decision reads: the wall clock (item timestamps, lease ends) and tokio's
+/// (lease ends, the demand's decay).
+#[derive(Debug, Clone, Copy)]
+struct Now {
+    ms: i64,
+    instant: tokio::time::Instant,
 }
 
 impl Slot {
@@ -165,6 +194,50 @@ impl Slot {
     fn set_store_failing(&self) {
         self.learned.lock().store_failing = true;
     }
+
+    /// Takes out of the lease what it holds toward a call of `cost` (less than the cost: the
+    /// lease did not cover it), so calls admitted from the lease meanwhile cannot spend it
+    /// too. Returns what was learned, the tokens taken and the lease they came from.
+    fn reserve(&self, cost: u32, now: Now) -> (Learned, u32, Option<Lease>) {
+        let mut learned = self.learned.lock();
+        let before = learned.lease;
+        let held = lease::left(before.as_ref(), now.ms, now.instant).min(cost - 1);
+        learned.lease = if held > 0 {
+            before.and_then(|l| l.spent(held))
+        } else {
+            None
+        };
+        (*learned, held, before)
+    }
+
+    /// Puts `held` tokens reserved from `from` back (the call was not admitted by a write).
+    fn restore(&self, from: Option<Lease>, held: u32) {
+        let Some(from) = from.filter(|_| held > 0) else {
+            return;
+        };
+        let mut learned = self.learned.lock();
+        let current = learned.lease.map_or(0, |l| l.tokens());
+        learned.lease = from.with_tokens(current.saturating_add(held));
+    }
+
+    /// Records an admission of `cost` that took `granted` new tokens from the item on top of
+    /// `held` from the old lease (`held + granted ≥ cost`); the rest becomes the lease.
+    fn admitted(
+        &self,
+        seen: Option<Seen>,
+        held: u32,
+        granted: u32,
+        cost: u32,
+        now: Now,
+        s: &RateLimitSettings,
+    ) {
+        let mut learned = self.learned.lock();
+        learned.seen = seen;
+        learned.store_failing = false;
+        let rest = held.saturating_add(granted).saturating_sub(cost);
+        learned.lease = Lease::new(rest, now.ms, now.instant, s.lease);
+        learned.demand.record(cost, now.ms, s.lease);
+    }
 }
 
 /// The token bucket in the state table. Share one per process (`Arc`); it implements
@@ -180,9 +253,9 @@ pub struct DynamoRateLimiter {
 
 /// The result of the fallback charge after lost races.
 enum Charge {
-    /// One token taken; the new item.
+    /// The need taken; the new item.
     Taken(Option<Item>),
-    /// Less than one stored token (or no item); the current item, if any.
+    /// Fewer stored tokens than the need (or no item); the current item, if any.
     Short(Option<Item>),
 }
 
@@ -214,9 +287,22 @@ impl DynamoRateLimiter {
 
     /// Takes one token from `client_id`'s bucket and records the decision in the metric.
     pub async fn decide(&self, client_id: &str) -> RateDecision {
-        let decision = self.take(client_id).await;
+        self.decide_cost(client_id, 1).await
+    }
+
+    /// Spends `cost` tokens (0 counts as 1) from `client_id`'s bucket, from this instance's
+    /// lease when it holds them, and records the decision in the metric (SPEC §6, §12).
+    pub async fn decide_cost(&self, client_id: &str, cost: u32) -> RateDecision {
+        let decision = self.take(client_id, cost.max(1)).await;
         decision.record();
         decision
+    }
+
+    fn now(&self) -> Now {
+        Now {
+            ms: self.clock.now_ms(),
+            instant: tokio::time::Instant::now(),
+        }
     }
 
     fn slot(&self, client_id: &str) -> Arc<Slot> {
@@ -232,40 +318,64 @@ impl DynamoRateLimiter {
         slot
     }
 
-    /// The refusal the cached item alone proves at `now_ms` (the true bucket never holds more).
-    fn refused_by_cache(&self, seen: Option<&Seen>, now_ms: i64) -> Option<RateDecision> {
+    /// The refusal the cached item alone proves at `now_ms` for a call needing `need` tokens
+    /// from the item (the true bucket never holds more).
+    fn refused_by_cache(
+        &self,
+        seen: Option<&Seen>,
+        now_ms: i64,
+        need: u32,
+    ) -> Option<RateDecision> {
         let seen = seen?;
         match self
             .settings
             .bucket
-            .take(seen.live_state(now_ms).as_ref(), now_ms)
+            .grant(seen.live_state(now_ms).as_ref(), now_ms, need, need)
         {
             Take::Denied { retry_after_s } => Some(RateDecision::Limited { retry_after_s }),
             Take::Granted { .. } => None,
         }
     }
 
-    async fn take(&self, client_id: &str) -> RateDecision {
+    /// The decision that needs no DynamoDB call: admitted from the lease when it holds `cost`
+    /// (spent here), or refused when the cached item cannot cover what the lease lacks.
+    fn decided_locally(&self, slot: &Slot, cost: u32) -> Option<RateDecision> {
+        let now = self.now();
+        let mut learned = slot.learned.lock();
+        let held = lease::left(learned.lease.as_ref(), now.ms, now.instant);
+        if held >= cost {
+            learned.lease = learned.lease.and_then(|l| l.spent(cost));
+            learned.demand.record(cost, now.ms, self.settings.lease);
+            return Some(RateDecision::Allowed);
+        }
+        if held == 0 {
+            learned.lease = None;
+        }
+        self.refused_by_cache(learned.seen.as_ref(), now.ms, cost - held)
+    }
+
+    async fn take(&self, client_id: &str, cost: u32) -> RateDecision {
         let slot = self.slot(client_id);
-        if let Some(refused) =
-            self.refused_by_cache(slot.learned().seen.as_ref(), self.clock.now_ms())
-        {
-            return refused;
+        if let Some(decided) = self.decided_locally(&slot, cost) {
+            return decided;
         }
         let turn_wait = self.settings.call_timeout.saturating_mul(2);
         let Ok(_turn) = tokio::time::timeout(turn_wait, slot.turn.lock()).await else {
-            return self.turn_timed_out(&slot);
+            return self.turn_timed_out(&slot, cost);
         };
-        self.take_turn(client_id, &slot).await
+        // The turn before this one may have leased what this call needs.
+        if let Some(decided) = self.decided_locally(&slot, cost) {
+            return decided;
+        }
+        self.take_turn(client_id, &slot, cost).await
     }
 
     /// The decision for a call whose wait for its turn timed out (module doc).
-    fn turn_timed_out(&self, slot: &Slot) -> RateDecision {
-        let learned = slot.learned();
-        if let Some(refused) = self.refused_by_cache(learned.seen.as_ref(), self.clock.now_ms()) {
-            return refused;
+    fn turn_timed_out(&self, slot: &Slot, cost: u32) -> RateDecision {
+        if let Some(decided) = self.decided_locally(slot, cost) {
+            return decided;
         }
-        if learned.store_failing {
+        if slot.learned().store_failing {
             self.warn(
                 "rate_limit_fail_open",
                 "turn_timeout",
@@ -277,28 +387,63 @@ impl DynamoRateLimiter {
         RateDecision::Limited { retry_after_s: 1 }
     }
 
-    /// One take while holding the client's turn.
-    async fn take_turn(&self, client_id: &str, slot: &Slot) -> RateDecision {
-        let mut seen = slot.learned().seen.unwrap_or(Seen::UNKNOWN);
+    /// One take of `cost` while holding the client's turn, the lease lacking it: what the
+    /// lease holds is reserved toward the call and put back unless a write admits it.
+    async fn take_turn(&self, client_id: &str, slot: &Slot, cost: u32) -> RateDecision {
+        let start = self.now();
+        let (learned, held, from) = slot.reserve(cost, start);
+        let decision = self.write_turn(client_id, slot, cost, learned, held).await;
+        if !matches!(decision, RateDecision::Allowed) {
+            slot.restore(from, held);
+        }
+        decision
+    }
+
+    /// [`Self::take_turn`] after the reservation of `held` lease tokens.
+    async fn write_turn(
+        &self,
+        client_id: &str,
+        slot: &Slot,
+        cost: u32,
+        learned: Learned,
+        held: u32,
+    ) -> RateDecision {
+        let start = self.now();
+        let mut seen = learned.seen.unwrap_or(Seen::UNKNOWN);
+        let need = cost - held;
+        let want = learned
+            .demand
+            .want(cost, start.ms, self.settings.lease)
+            .saturating_sub(held)
+            .clamp(need, need.max(self.settings.lease_max_tokens));
         for _ in 0..self.settings.max_tries {
-            let now_ms = self.clock.now_ms();
-            let next = match self
-                .settings
-                .bucket
-                .take(seen.live_state(now_ms).as_ref(), now_ms)
-            {
+            let now = self.now();
+            let (next, granted) = match self.settings.bucket.grant(
+                seen.live_state(now.ms).as_ref(),
+                now.ms,
+                need,
+                want,
+            ) {
                 Take::Denied { retry_after_s } => return RateDecision::Limited { retry_after_s },
-                Take::Granted { next } => next,
+                Take::Granted { next, granted } => (next, granted),
             };
             let expires_at_s = bucket_expires_at(next.updated_at_ms);
             let write = self.write(client_id, &seen, &next, expires_at_s);
             match tokio::time::timeout(self.settings.call_timeout, write).await {
                 Ok(Ok(WriteOutcome::Written)) => {
-                    slot.set_seen(Some(Seen {
+                    let written = Seen {
                         version: Version::At(next.updated_at_ms),
                         state: Some(next),
                         expires_at_s: Some(expires_at_s),
-                    }));
+                    };
+                    slot.admitted(
+                        Some(written),
+                        held,
+                        granted,
+                        cost,
+                        self.now(),
+                        &self.settings,
+                    );
                     return RateDecision::Allowed;
                 }
                 Ok(Ok(WriteOutcome::Conflict(item))) => {
@@ -317,30 +462,44 @@ impl DynamoRateLimiter {
                 }
             }
         }
-        // ## Exhausted => Allowed (charged) | Limited (the charge proves the bucket empty)
+        // ## Exhausted => Allowed (charged) | Limited (the charge proves the bucket short)
         tracing::debug!(
             event = "rate_limit_cas_exhausted",
             tries = self.settings.max_tries
         );
-        let charge = self.charge(client_id, bucket_expires_at(self.clock.now_ms()));
+        let charge = self.charge(client_id, need, bucket_expires_at(self.clock.now_ms()));
         match tokio::time::timeout(self.settings.call_timeout, charge).await {
             Ok(Ok(Charge::Taken(item))) => {
-                slot.set_seen(item.as_ref().map(Seen::from_item));
+                let seen = item.as_ref().map(Seen::from_item);
+                slot.admitted(seen, held, need, cost, self.now(), &self.settings);
                 RateDecision::Allowed
             }
             Ok(Ok(Charge::Short(item))) => {
                 let seen = item.as_ref().map_or(Seen::UNKNOWN, Seen::from_item);
-                slot.set_seen(item.is_some().then_some(seen));
-                let now_ms = self.clock.now_ms();
-                match self
-                    .settings
-                    .bucket
-                    .take(seen.live_state(now_ms).as_ref(), now_ms)
-                {
-                    Take::Denied { retry_after_s } => RateDecision::Limited { retry_after_s },
-                    // Stored < 1 but refilled >= 1: a token exists that an atomic decrement
-                    // cannot express; SPEC §6 "then allow".
-                    Take::Granted { .. } => RateDecision::Allowed,
+                let now = self.now();
+                match self.settings.bucket.grant(
+                    seen.live_state(now.ms).as_ref(),
+                    now.ms,
+                    need,
+                    need,
+                ) {
+                    Take::Denied { retry_after_s } => {
+                        slot.set_seen(item.is_some().then_some(seen));
+                        RateDecision::Limited { retry_after_s }
+                    }
+                    // Stored < need but refilled >= need: tokens exist that an atomic
+                    // decrement cannot express; SPEC §6 "then allow".
+                    Take::Granted { .. } => {
+                        slot.admitted(
+                            item.is_some().then_some(seen),
+                            held,
+                            need,
+                            cost,
+                            now,
+                            &self.settings,
+                        );
+                        RateDecision::Allowed
+                    }
                 }
             }
             Ok(Err(err)) => {
@@ -356,11 +515,16 @@ impl DynamoRateLimiter {
         }
     }
 
-    /// Takes one whole stored token with an atomic decrement (no refill, no compare-and-set),
-    /// moving `updated_at` on by 1 ms so every cached version goes stale. Never takes the
-    /// bucket below zero: with less than one stored token it answers [`Charge::Short`] and
-    /// the current item.
-    async fn charge(&self, client_id: &str, expires_at_s: i64) -> Result<Charge, StateError> {
+    /// Takes `need` whole stored tokens with an atomic decrement (no refill, no
+    /// compare-and-set), moving `updated_at` on by 1 ms so every cached version goes stale.
+    /// Never takes the bucket below zero: with fewer than `need` stored tokens it answers
+    /// [`Charge::Short`] and the current item.
+    async fn charge(
+        &self,
+        client_id: &str,
+        need: u32,
+        expires_at_s: i64,
+    ) -> Result<Charge, StateError> {
         let result = self
             .table
             .client()
@@ -368,9 +532,10 @@ impl DynamoRateLimiter {
             .table_name(self.table.name())
             .key("pk", sv(format!("rl#{client_id}")))
             .update_expression(
-                "SET tokens = tokens - :one, updated_at = updated_at + :one, expires_at = :exp",
+                "SET tokens = tokens - :need, updated_at = updated_at + :one, expires_at = :exp",
             )
-            .condition_expression("tokens >= :one AND attribute_exists(updated_at)")
+            .condition_expression("tokens >= :need AND attribute_exists(updated_at)")
+            .expression_attribute_values(":need", nv(need))
             .expression_attribute_values(":one", nv(1))
             .expression_attribute_values(":exp", nv(expires_at_s))
             .return_values(ReturnValue::AllNew)
@@ -427,7 +592,7 @@ impl DynamoRateLimiter {
 }
 
 impl RateLimiter for DynamoRateLimiter {
-    fn check<'a>(&'a self, client_id: &'a str) -> BoxFuture<'a, RateDecision> {
-        Box::pin(self.decide(client_id))
+    fn check<'a>(&'a self, client_id: &'a str, cost: u32) -> BoxFuture<'a, RateDecision> {
+        Box::pin(self.decide_cost(client_id, cost))
     }
 }

@@ -11,11 +11,22 @@ use kosha_resilience::rate_limit::{BucketConfig, RateDecision};
 use kosha_state::{DynamoRateLimiter, ManualClock, RateLimitSettings, StateTable, SystemClock};
 use tokio::time::Instant;
 
-/// Generous per-call bound: the emulator shares two cores with builds.
+/// Generous per-call bound: the emulator shares two cores with builds. One token per write
+/// (`lease_max_tokens` 1): the path a call without a lease takes, which these tests pin;
+/// [`leased`] is the SPEC §6 default.
 fn settings() -> RateLimitSettings {
     RateLimitSettings {
         call_timeout: Duration::from_secs(3),
+        lease_max_tokens: 1,
         ..RateLimitSettings::default()
+    }
+}
+
+/// [`settings`] with the default leases (5 s, at most capacity / 4 tokens).
+fn leased() -> RateLimitSettings {
+    RateLimitSettings {
+        lease_max_tokens: RateLimitSettings::default().lease_max_tokens,
+        ..settings()
     }
 }
 
@@ -43,17 +54,25 @@ async fn item(
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_instances_eight_tasks_stay_within_the_bucket() {
+    two_instances_race(settings()).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_instances_taking_leases_stay_within_the_bucket() {
+    two_instances_race(leased()).await;
+}
+
+/// Two limiter instances on one item, four tasks each calling every 20 ms for 50 calls: no
+/// more admitted than capacity + rate × elapsed (+1 for the clock's granularity), none
+/// failed open.
+async fn two_instances_race(settings: RateLimitSettings) {
     let sdk = sdk_config().await;
     let table = fresh_table(&sdk).await;
     let counter = CallCounter::default();
     let instances: Vec<Arc<DynamoRateLimiter>> = (0..2)
         .map(|_| {
             let t = StateTable::new(counted_dynamo(&sdk, &counter), table.name()).unwrap();
-            Arc::new(DynamoRateLimiter::new(
-                &t,
-                settings(),
-                Arc::new(SystemClock),
-            ))
+            Arc::new(DynamoRateLimiter::new(&t, settings, Arc::new(SystemClock)))
         })
         .collect();
 
@@ -349,4 +368,56 @@ async fn one_clients_concurrent_burst_is_never_admitted_past_its_bucket() {
     // Every admission was charged: the bucket holds what the admissions left.
     assert!(tokens <= 200.0 - allowed as f64 + elapsed, "{tokens}");
     assert!(elapsed < 10.0, "no call hangs: {elapsed:.2}s");
+}
+
+/// Writes per admitted call for one caller at one call per `gap_ms` (on a shared manual
+/// clock), its calls sent round-robin to `instances` limiters with the default leases: the
+/// DynamoDB requests counted, against the emulator. Returns (admitted, requests).
+async fn paced_caller(instances: usize, calls: usize, gap_ms: i64) -> (usize, usize) {
+    let sdk = sdk_config().await;
+    let table = fresh_table(&sdk).await;
+    let counter = CallCounter::default();
+    let clock = Arc::new(ManualClock::new(1_800_000_000_000));
+    let limiters: Vec<DynamoRateLimiter> = (0..instances)
+        .map(|_| {
+            let t = StateTable::new(counted_dynamo(&sdk, &counter), table.name()).unwrap();
+            DynamoRateLimiter::new(&t, leased(), clock.clone())
+        })
+        .collect();
+    let client = unique("agent-paced");
+    let mut admitted = 0;
+    for i in 0..calls {
+        match limiters[i % instances].decide(&client).await {
+            RateDecision::Allowed => admitted += 1,
+            RateDecision::Limited { .. } => {}
+            RateDecision::FailOpen => panic!("the emulator was up"),
+        }
+        clock.advance_ms(gap_ms);
+    }
+    (admitted, counter.get())
+}
+
+#[tokio::test]
+async fn one_caller_at_one_call_a_second_writes_at_most_once_per_four_calls() {
+    let (admitted, requests) = paced_caller(1, 120, 1_000).await;
+    let per_call = requests as f64 / admitted as f64;
+    println!(
+        "1 instance, 1 call/s: {admitted} admitted, {requests} DynamoDB requests, {per_call:.3} per call"
+    );
+    assert_eq!(
+        admitted, 120,
+        "1 call/s never empties a bucket refilling at 1/s"
+    );
+    assert!(per_call <= 0.25, "{per_call:.3} writes per admitted call");
+}
+
+#[tokio::test]
+async fn one_caller_over_two_instances_is_never_over_admitted() {
+    // Two calls a second alternating between two instances: twice the refill rate, so the
+    // bucket empties; admissions stay within capacity + rate × elapsed.
+    let (admitted, requests) = paced_caller(2, 120, 500).await;
+    println!("2 instances, 2 calls/s: {admitted} admitted, {requests} DynamoDB requests");
+    let bound = 20.0 + 60.0;
+    assert!(admitted as f64 <= bound, "admitted {admitted} > {bound}");
+    assert!(admitted >= 60, "the refill alone admits 60: {admitted}");
 }

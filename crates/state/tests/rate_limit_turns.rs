@@ -96,9 +96,12 @@ fn count(decisions: &[RateDecision], wanted: RateDecision) -> usize {
     decisions.iter().filter(|d| **d == wanted).count()
 }
 
+/// One token per write (`lease_max_tokens` 1): every admitted call needs its turn, which is
+/// what these tests are about (leases: tests/rate_limit_leases.rs).
 fn limiter(fake: &FakeDynamo, bucket: BucketConfig) -> Arc<DynamoRateLimiter> {
     let settings = RateLimitSettings {
         bucket,
+        lease_max_tokens: 1,
         ..RateLimitSettings::default()
     };
     Arc::new(DynamoRateLimiter::new(

@@ -14,6 +14,7 @@ use kosha_state::{RateLimitSettings, StateTable};
 
 use crate::backends::{Backend, PerBackend};
 pub use kosha_clients::config::{ScreeningConfig, ServiceAuth};
+use crate::tools::cost::ToolCosts;
 
 /// Largest accepted request body (SPEC §3): larger gets 413.
 pub const MAX_BODY_BYTES: usize = 1024 * 1024;
@@ -79,8 +80,12 @@ pub struct GatewayConfig {
     /// The state table (`KOSHA_STATE_TABLE`, default `kosha-state`): token buckets and
     /// overrides (SPEC §8).
     pub state_table: String,
-    /// The token bucket (`KOSHA_RATE_CAPACITY`, `KOSHA_RATE_PER_SEC`; SPEC §6).
+    /// The token bucket and its leases (`KOSHA_RATE_CAPACITY`, `KOSHA_RATE_PER_SEC`,
+    /// `KOSHA_LEASE_SECONDS`, `KOSHA_LEASE_MAX_TOKENS`; SPEC §6).
     pub rate_limit: RateLimitSettings,
+    /// Per-tool costs in tokens (`KOSHA_TOOL_COSTS=name=cost,…`; SPEC §6), checked against
+    /// the catalogue and the capacity ([`crate::tools::cost::parse`]).
+    pub tool_costs: ToolCosts,
     /// The in-memory per-principal request limit of every authenticated request
     /// (`KOSHA_PRINCIPAL_RPS`, requests/s, default 50; SPEC §6), as its bucket.
     pub principal_rate: BucketConfig,
@@ -136,7 +141,13 @@ impl GatewayConfig {
         let state_table = StateTable::name_from_env()
             .map_err(|e| ConfigError::new(kosha_state::STATE_TABLE_ENV, e.to_string()))?;
         let rate_limit = RateLimitSettings::from_env()
-            .map_err(|e| ConfigError::new("KOSHA_RATE_*", e.to_string()))?;
+            .map_err(|e| ConfigError::new("KOSHA_RATE_*/KOSHA_LEASE_*", e.to_string()))?;
+        let tool_costs = crate::tools::cost::parse(
+            config::var("KOSHA_TOOL_COSTS").as_deref(),
+            &crate::tools::catalogue(),
+            rate_limit.bucket.capacity(),
+        )
+        .map_err(|e| ConfigError::new("KOSHA_TOOL_COSTS", e))?;
         let principal_rate = PrincipalLimiter::bucket(config::parse_or(
             "KOSHA_PRINCIPAL_RPS",
             principal_rate::DEFAULT_RPS,
@@ -161,6 +172,7 @@ impl GatewayConfig {
             screening: ScreeningConfig::from_env()?,
             state_table,
             rate_limit,
+            tool_costs,
             principal_rate,
             policies,
             auth,

@@ -2,12 +2,12 @@
 //! (SPEC §3). Argument validation and tool errors are ours (SEP-1303), so `get_tool` stays
 //! `None` and rmcp does no schema validation of its own.
 
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 
 use kosha_resilience::deadline::{Deadline, LAMBDA_MARGIN};
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ErrorCode, Implementation,
-    ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig,
+    CallToolRequestParams, CallToolResponse, CallToolResult, Implementation, ListToolsResult,
+    PaginatedRequestParams, ServerCapabilities, ServerConfig,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
@@ -18,11 +18,10 @@ use kosha_runtime::trace::RequestTrace;
 use serde_json::Value;
 
 use crate::backends::Backend;
-use crate::jsonrpc as rpc;
 use crate::state::Gateway;
 use crate::tools::args::DuplicateArgument;
 use crate::tools::call::{Call, waiting};
-use crate::tools::catalogue::Catalogue;
+use crate::tools::catalogue::{Catalogue, DEFAULT_COST, Entry};
 use crate::tools::error::ToolError;
 use crate::tools::observe;
 use kosha_contract::echo::clip;
@@ -38,32 +37,16 @@ pub struct McpServer {
 }
 
 impl McpServer {
-    /// A server over `gateway` serving `catalogue`.
+    /// A server over `gateway` serving `catalogue`, with the tool costs of its config
+    /// (`KOSHA_TOOL_COSTS`, SPEC §6).
     pub fn new(gateway: Arc<Gateway>, catalogue: Catalogue) -> Self {
+        let catalogue = catalogue.with_costs(&gateway.config.tool_costs);
         let backends = catalogue.backends().into_iter().collect();
         Self {
             gateway,
             catalogue: Arc::new(catalogue),
             backends,
         }
-    }
-}
-
-/// Set by the MCP server when it refused a `tools/call` for an empty bucket, so that the HTTP
-/// edge answers 429 with `Retry-After` (SPEC §6). One per request, put into the request
-/// extensions by the edge; clones share it.
-#[derive(Debug, Clone, Default)]
-pub struct RateLimitSlot(Arc<OnceLock<u64>>);
-
-impl RateLimitSlot {
-    /// Records the refusal and its `retry_after_s` (at most once per request).
-    pub fn set(&self, retry_after_s: u64) {
-        let _ = self.0.set(retry_after_s);
-    }
-
-    /// The refusal's `retry_after_s`, when the request was refused.
-    pub fn retry_after_s(&self) -> Option<u64> {
-        self.0.get().copied()
     }
 }
 
@@ -81,14 +64,6 @@ fn duplicate_argument(ctx: &RequestContext<RoleServer>) -> Option<&DuplicateArgu
         .get::<http::request::Parts>()?
         .extensions
         .get::<DuplicateArgument>()
-}
-
-/// Where the edge learns that this request was rate limited (to answer HTTP 429).
-fn rate_limit_slot(ctx: &RequestContext<RoleServer>) -> Option<&RateLimitSlot> {
-    ctx.extensions
-        .get::<http::request::Parts>()?
-        .extensions
-        .get::<RateLimitSlot>()
 }
 
 /// The caller's roles (none when the edge put no principal: nothing is visible).
@@ -215,7 +190,7 @@ fn request_trace(
 enum Answer {
     /// The tool's result or tool error (SPEC §3).
     Tool(Result<Value, ToolError>),
-    /// A JSON-RPC error instead of a result: rate limited, or an unknown tool.
+    /// A JSON-RPC error instead of a result: an unknown tool.
     Rpc {
         error: McpError,
         outcome: &'static str,
@@ -250,10 +225,12 @@ impl McpServer {
         sent: &observe::Sent,
         trace: Option<&RequestTrace>,
     ) -> (Option<&'static str>, Answer) {
-        // A tool the caller may not use answers exactly as an unknown one.
+        // A tool the caller may not use answers exactly as an unknown one, and spends the
+        // default cost as one does, so draining the bucket reveals nothing (SPEC §6).
         let known = self.catalogue.find(&request.name, roles(context));
         let tool = known.map(|e| e.spec.name);
-        // Every tools/call request takes a token (SPEC §6). It is taken here, after rmcp has
+        let cost = known.map_or(DEFAULT_COST, Entry::cost);
+        // Every tools/call spends its tool's cost (SPEC §6). It is spent here, after rmcp has
         // checked the headers (Accept, Content-Type, MCP-Protocol-Version, Mcp-Method,
         // Mcp-Name) and the edge the envelope, so a refused request spends none (SPEC §3).
         // Beside it, an instance without a recent override read reads one first (SPEC §8).
@@ -263,7 +240,7 @@ impl McpServer {
             match client_id {
                 Some(id) => {
                     tokio::join!(
-                        gateway.rate_limiter.check(id),
+                        gateway.rate_limiter.check(id, cost),
                         gateway.overrides.ensure_fresh()
                     )
                 }
@@ -274,19 +251,6 @@ impl McpServer {
             }
         })
         .await;
-        if let RateDecision::Limited { retry_after_s } = decision {
-            if let Some(slot) = rate_limit_slot(context) {
-                slot.set(retry_after_s);
-            }
-            let error = rate_limited(retry_after_s);
-            return (
-                tool,
-                Answer::Rpc {
-                    error,
-                    outcome: "rate_limited",
-                },
-            );
-        }
         let Some(entry) = known else {
             let error =
                 McpError::invalid_params(format!("unknown tool: {}", clip(&request.name)), None);
@@ -298,6 +262,13 @@ impl McpServer {
                 },
             );
         };
+        if let RateDecision::Limited { retry_after_s } = decision {
+            // A tool error the model reads, valid against the tool's outputSchema (SPEC §6).
+            return (
+                tool,
+                Answer::Tool(Err(ToolError::RateLimited { retry_after_s })),
+            );
+        }
         let deadline = call_deadline(entry.spec.budget, lambda_deadline_ms(context));
         let chaos = match (
             principal(context),
@@ -332,16 +303,6 @@ impl McpServer {
         };
         (tool, Answer::Tool(result))
     }
-}
-
-/// The JSON-RPC error of a rate-limited `tools/call` (SPEC §6); the edge answers it with
-/// HTTP 429 and `Retry-After`.
-fn rate_limited(retry_after_s: u64) -> McpError {
-    McpError::new(
-        ErrorCode(rpc::RATE_LIMITED),
-        "rate limited; retry later",
-        Some(serde_json::json!({ "code": "rate_limited", "retry_after_s": retry_after_s })),
-    )
 }
 
 #[cfg(test)]

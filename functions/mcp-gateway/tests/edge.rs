@@ -1,6 +1,7 @@
-//! The gateway's HTTP edge in process (SPEC §3, §5, §6): rate limiting answers 429 with
-//! `Retry-After` and a JSON-RPC error for the request's id; load shedding answers 503 with
-//! `Retry-After: 1`; denied tools look unknown. No network beyond loopback.
+//! The gateway's HTTP edge in process (SPEC §3, §5, §6): an empty bucket answers a
+//! `rate_limited` tool error the model reads (HTTP 200), valid against the tool's
+//! `outputSchema`; load shedding answers 503 with `Retry-After: 1`; denied tools look unknown
+//! and spend the default cost. No network beyond loopback.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -16,7 +17,7 @@ use tower::ServiceExt;
 use common::{app, json_body, token, tools_call};
 
 #[tokio::test]
-async fn an_empty_bucket_answers_429_with_retry_after_and_the_request_id() {
+async fn an_empty_bucket_answers_a_rate_limited_tool_error_valid_against_the_output_schema() {
     let app = app("http://127.0.0.1:9", 2.0, 64);
     let t = token("agent-a", &[Role::Agent]);
     for id in 1..=2 {
@@ -26,31 +27,136 @@ async fn an_empty_bucket_answers_429_with_retry_after_and_the_request_id() {
             .await
             .unwrap();
         assert_eq!(resp.status(), StatusCode::OK);
+        assert_ne!(json_body(resp).await["result"]["isError"], true);
     }
     let resp = app
         .clone()
         .oneshot(tools_call(3, &t, "get_service_health", json!({})))
         .await
         .unwrap();
-    assert_eq!(resp.status(), StatusCode::TOO_MANY_REQUESTS);
-    let retry: u64 = resp.headers()["retry-after"]
-        .to_str()
-        .unwrap()
-        .parse()
-        .unwrap();
-    assert!(retry >= 1);
+    // A tool error the model reads, not an HTTP refusal the SDKs turn into an exception.
+    assert_eq!(resp.status(), StatusCode::OK);
+    assert!(resp.headers().get("retry-after").is_none());
     let body = json_body(resp).await;
     assert_eq!(body["id"], 3);
-    assert_eq!(body["error"]["data"]["code"], "rate_limited");
-    assert_eq!(body["error"]["data"]["retry_after_s"], retry);
+    let result = &body["result"];
+    assert_eq!(result["isError"], true);
+    let error = &result["structuredContent"]["error"];
+    assert_eq!(error["code"], "rate_limited");
+    let retry = error["retry_after_s"].as_u64().unwrap();
+    assert!(retry >= 1);
+    assert!(
+        error["message"].as_str().unwrap().contains("retry after"),
+        "{error}"
+    );
+    // The text block mirrors it, as for every tool result (SPEC §3).
+    let text: serde_json::Value =
+        serde_json::from_str(result["content"][0]["text"].as_str().unwrap()).unwrap();
+    assert_eq!(text, result["structuredContent"]);
+    // Valid against the tool's outputSchema (clients that validate must accept it).
+    let list = json_body(
+        app.clone()
+            .oneshot(common::tools_list(4, &t))
+            .await
+            .unwrap(),
+    )
+    .await;
+    let schema = list["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|tool| tool["name"] == "get_service_health")
+        .unwrap()["outputSchema"]
+        .clone();
+    let validator = jsonschema::validator_for(&schema).unwrap();
+    assert!(
+        validator.is_valid(&result["structuredContent"]),
+        "{}",
+        result["structuredContent"]
+    );
 
     // Buckets are per client: another client is unaffected.
     let other = token("agent-b", &[Role::Agent]);
     let resp = app
-        .oneshot(tools_call(4, &other, "get_service_health", json!({})))
+        .oneshot(tools_call(5, &other, "get_service_health", json!({})))
         .await
         .unwrap();
     assert_eq!(resp.status(), StatusCode::OK);
+    assert_ne!(json_body(resp).await["result"]["isError"], true);
+}
+
+#[tokio::test]
+async fn an_unknown_or_denied_tool_spends_the_default_cost_and_answers_as_unknown() {
+    let app = app("http://127.0.0.1:9", 2.0, 64);
+    let ops = token("ops", &[Role::Operator]);
+    // get_transaction is an agent's tool: to an operator it does not exist.
+    for (id, name) in [(1, "no_such_tool"), (2, "get_transaction")] {
+        let body = json_body(
+            app.clone()
+                .oneshot(tools_call(id, &ops, name, json!({})))
+                .await
+                .unwrap(),
+        )
+        .await;
+        assert_eq!(body["error"]["code"], -32602, "{body}");
+    }
+    // Both spent one token: the bucket of 2 is empty, and unknown tools still look unknown.
+    let body = json_body(
+        app.clone()
+            .oneshot(tools_call(3, &ops, "get_service_health", json!({})))
+            .await
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(
+        body["result"]["structuredContent"]["error"]["code"],
+        "rate_limited"
+    );
+    let body = json_body(
+        app.clone()
+            .oneshot(tools_call(4, &ops, "no_such_tool", json!({})))
+            .await
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(body["error"]["code"], -32602, "{body}");
+    // tools/list is free.
+    let resp = app.oneshot(common::tools_list(5, &ops)).await.unwrap();
+    assert_eq!(resp.status(), StatusCode::OK);
+}
+
+#[tokio::test]
+async fn a_tools_cost_is_spent_per_call_and_retry_after_counts_to_it() {
+    let mut config = common::config("http://127.0.0.1:9", 64);
+    config.tool_costs = mcp_gateway::tools::cost::parse(
+        Some("get_service_health=3"),
+        &mcp_gateway::tools::catalogue(),
+        5.0,
+    )
+    .unwrap();
+    let app = common::app_with(config, 5.0);
+    let t = token("agent-a", &[Role::Agent]);
+    let call = |id| tools_call(id, &t, "get_service_health", json!({}));
+    let first = json_body(app.clone().oneshot(call(1)).await.unwrap()).await;
+    assert_ne!(first["result"]["isError"], true, "{first}");
+    // 2 tokens left, the cost is 3: refused, retry when 1 more has refilled (0.001/s).
+    let second = json_body(app.clone().oneshot(call(2)).await.unwrap()).await;
+    let error = common::tool_error(&second);
+    assert_eq!(error["code"], "rate_limited");
+    assert_eq!(error["retry_after_s"], 1000);
+    // A tool of cost 1 still fits in what is left.
+    let cheap = json_body(
+        app.oneshot(tools_call(
+            3,
+            &t,
+            "get_transaction",
+            json!({"transaction_id": "bad"}),
+        ))
+        .await
+        .unwrap(),
+    )
+    .await;
+    assert_eq!(common::tool_error(&cheap)["code"], "invalid_argument");
 }
 
 #[tokio::test]

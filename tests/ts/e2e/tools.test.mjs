@@ -10,6 +10,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 
+import { execFileSync } from 'node:child_process';
+
 import { Ajv2020 } from 'ajv/dist/2020.js';
 
 import { call, toolError } from './results.mjs';
@@ -23,7 +25,7 @@ const AGENT_TOOLS = [
 ];
 const ERROR_CODES = [
   'invalid_argument', 'not_found', 'conflict', 'deadline_exceeded',
-  'dependency_unavailable', 'overloaded', 'internal'
+  'dependency_unavailable', 'overloaded', 'rate_limited', 'internal'
 ];
 // The formats JSON Schema 2020-12 defines (Validation §7.3); SPEC §3 allows no others.
 const STANDARD_FORMATS = new Set([
@@ -38,6 +40,40 @@ function formats(schema, at = '#') {
   if (schema === null || typeof schema !== 'object') return [];
   return Object.entries(schema).flatMap(([k, v]) =>
     k === 'format' && typeof v === 'string' ? [[at, v]] : formats(v, `${at}/${k}`));
+}
+
+/** A token for `clientId` with the agent role, minted with the stack's dev signing key. */
+function mintAgent(clientId) {
+  return execFileSync(stack.KOSHA_OPS, ['token', 'mint', '--key', stack.KOSHA_DEV_SIGNING_KEY,
+    '--issuer', stack.KOSHA_JWT_ISSUER, '--role', 'agent', '--client-id', clientId], { encoding: 'utf8' }).trim();
+}
+
+/** One DynamoDB JSON call on the local emulator (which does not check signatures). */
+async function dynamo(operation, body) {
+  const r = await fetch(stack.AWS_ENDPOINT_URL, {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/x-amz-json-1.0',
+      'x-amz-target': `DynamoDB_20120810.${operation}`,
+      authorization: `AWS4-HMAC-SHA256 Credential=test/20261202/${stack.AWS_REGION}/dynamodb/aws4_request, SignedHeaders=host, Signature=0`
+    },
+    body: JSON.stringify(body)
+  });
+  assert.equal(r.status, 200, await r.text());
+  return r.json();
+}
+
+/** Empties `clientId`'s bucket (SPEC §8 `rl#<client_id>`): tokens 0, last written 5 s ahead, so
+ * even the e2e stack's fast refill adds nothing until then. Returns the item's key. */
+async function drainBucket(clientId) {
+  const now = Date.now();
+  const Key = { pk: { S: `rl#${clientId}` } };
+  await dynamo('PutItem', {
+    TableName: stack.KOSHA_STATE_TABLE,
+    Item: { ...Key, tokens: { N: '0' }, updated_at: { N: String(now + 5000) },
+      expires_at: { N: String(Math.floor(now / 1000) + 3600) } }
+  });
+  return Key;
 }
 
 describe('the gateway through the TypeScript SDK client', () => {
@@ -177,6 +213,28 @@ describe('the gateway through the TypeScript SDK client', () => {
 
     it('not_found: a well-formed account id with more than 4 digits (SPEC §3: at least 4)', async () => {
       toolError(await call(client, 'list_transactions', { account_id: 'acc_99999' }), 'not_found');
+    });
+
+    it('rate_limited with retry_after_s from an empty bucket, a result and not an exception (SPEC §6)', async () => {
+      const clientId = 'kosha-e2e-drained-ts';
+      const token = mintAgent(clientId);
+      const Key = await drainBucket(clientId);
+      const before = await dynamo('GetItem', { TableName: stack.KOSHA_STATE_TABLE, Key, ConsistentRead: true });
+      // Two clients, two initialize handshakes: a new session does not reset the bucket.
+      for (let i = 0; i < 2; i++) {
+        const limited = await connect(stack, token);
+        try {
+          // tools/list is free, and gives the SDK the outputSchema it validates the error with.
+          assert.ok((await limited.listTools()).tools.length > 0);
+          const e = toolError(await call(limited, 'get_transaction', { transaction_id: 'txn_000001' }), 'rate_limited');
+          assert.ok(Number.isInteger(e.retry_after_s) && e.retry_after_s >= 1, JSON.stringify(e));
+          assert.match(e.message, /retry after/);
+        } finally {
+          await limited.close();
+        }
+      }
+      const after = await dynamo('GetItem', { TableName: stack.KOSHA_STATE_TABLE, Key, ConsistentRead: true });
+      assert.deepEqual(after, before, 'refused calls wrote nothing');
     });
 
     it('dependency_unavailable with retry_after_s while core-api is stopped', async (t) => {

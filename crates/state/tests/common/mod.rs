@@ -6,6 +6,8 @@
 //! endpoint that is not on loopback, so they can never touch a real AWS account).
 #![allow(dead_code, clippy::unwrap_used)]
 
+pub mod fake_dynamo;
+
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};

@@ -20,15 +20,14 @@
 //! 6. an in-flight slot (`KOSHA_MAX_IN_FLIGHT`, 503 −32000 `overloaded`, for the request's
 //!    id), held until the answer; a JSON-RPC response is answered 202 before this;
 //! 7. rmcp: its header checks (`Accept`, `Content-Type`, `MCP-Protocol-Version`,
-//!    `Mcp-Method`, `Mcp-Name`), then the MCP server, which takes a `tools/call`'s rate-limit
-//!    token; a refusal there becomes 429 −32029 `rate_limited` ([`rate_limit`]). So no
-//!    envelope or header error spends a token (SPEC §3).
+//!    `Mcp-Method`, `Mcp-Name`), then the MCP server, which spends a `tools/call`'s cost from
+//!    the caller's bucket; a refusal there is a tool error `rate_limited` (HTTP 200, SPEC §6).
+//!    So no envelope or header error spends a token (SPEC §3).
 
 pub mod envelope;
 pub mod error;
 pub mod host;
 pub mod ids;
-pub mod rate_limit;
 pub mod rmcp_errors;
 
 use std::sync::Arc;
@@ -54,7 +53,7 @@ use kosha_runtime::audit::{Throttle, events};
 use self::error::EdgeError;
 use self::rmcp_errors::json_errors;
 use crate::config::MAX_BODY_BYTES;
-use crate::server::{McpServer, RateLimitSlot};
+use crate::server::McpServer;
 use crate::state::Gateway;
 use crate::tools::{self, args::DuplicateArgument};
 
@@ -217,11 +216,10 @@ async fn guard(State(edge): State<Arc<Edge>>, req: Request, next: Next) -> Respo
         Ok(Admitted::Forward(forward)) => {
             let Forward {
                 request,
-                rate_limit,
                 mapped_id,
                 in_flight: _in_flight,
             } = *forward;
-            let resp = rate_limit::apply(&rate_limit, json_errors(next.run(request).await).await);
+            let resp = json_errors(next.run(request).await).await;
             match mapped_id {
                 Some(id) => ids::restore(resp, id).await,
                 None => resp,
@@ -250,8 +248,6 @@ enum Admitted<'a> {
 /// A request or notification for rmcp.
 struct Forward<'a> {
     request: Request,
-    /// Where the MCP server records a bucket refusal.
-    rate_limit: RateLimitSlot,
     /// The caller's id, when rmcp is given [`ids::EDGE_ID`] in its place.
     mapped_id: Option<Value>,
     /// Held until the answer.
@@ -298,9 +294,7 @@ async fn admit(edge: &Edge, req: Request) -> Result<Admitted<'_>, EdgeError> {
             id: message.id.unwrap_or(Value::Null),
         });
     }
-    let rate_limit = RateLimitSlot::default();
     parts.extensions.insert(principal);
-    parts.extensions.insert(rate_limit.clone());
     if let Some(key) = message.duplicate_argument {
         parts.extensions.insert(DuplicateArgument(key));
     }
@@ -311,7 +305,6 @@ async fn admit(edge: &Edge, req: Request) -> Result<Admitted<'_>, EdgeError> {
     };
     Ok(Admitted::Forward(Box::new(Forward {
         request: Request::from_parts(parts, body),
-        rate_limit,
         mapped_id,
         in_flight: slot,
     })))

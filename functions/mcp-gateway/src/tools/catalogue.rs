@@ -10,6 +10,9 @@
 //!   share a role with it (a tester, in both groups, gets the union). A tool it may not use
 //!   is absent from its `tools/list` and calling it answers as an unknown tool (−32602), so
 //!   both paths go through [`Catalogue::visible`].
+//! - **Costs (SPEC §6):** each tool spends [`Tool::COST`] tokens of the caller's bucket per
+//!   call (default [`DEFAULT_COST`]), or the cost `KOSHA_TOOL_COSTS` gives it
+//!   ([`Catalogue::with_costs`], checked at start by [`super::cost::parse`]).
 //! - **Schemas (SPEC §3):** `inputSchema` from the argument type; `outputSchema` is
 //!   `{"type": "object", "anyOf": [<result>, <error>]}`, so a client that validates
 //!   `structuredContent` (the TypeScript SDK does) accepts tool errors too. Formats that are
@@ -38,6 +41,10 @@ use crate::backends::Backend;
 /// The default minimum remaining budget at tool start (SPEC §6): below it the call fails
 /// `deadline_exceeded` without calling anything.
 pub const DEFAULT_MIN_BUDGET: Duration = Duration::from_millis(300);
+
+/// Tokens a call spends when its tool sets no other cost, and what an unknown tool (or one the
+/// caller may not see) spends (SPEC §6).
+pub const DEFAULT_COST: u32 = 1;
 
 /// A dependency a tool calls.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -109,6 +116,9 @@ pub trait Tool: Send + Sync + 'static {
     type Output: Serialize + JsonSchema + 'static;
     /// The spec.
     const SPEC: Spec;
+    /// Tokens of the caller's bucket one call spends (SPEC §6), unless `KOSHA_TOOL_COSTS`
+    /// sets another.
+    const COST: u32 = DEFAULT_COST;
     /// Runs the tool with checked arguments.
     fn run(
         call: &Call<'_>,
@@ -127,6 +137,8 @@ type Handler = for<'c, 'g> fn(
 pub struct Entry {
     /// The spec.
     pub spec: Spec,
+    /// Tokens one call spends ([`Tool::COST`], or its `KOSHA_TOOL_COSTS` override).
+    cost: u32,
     /// What `tools/list` shows, made on first use ([`Entry::tool`]).
     tool: OnceLock<rmcp::model::Tool>,
     describe: fn() -> rmcp::model::Tool,
@@ -148,6 +160,7 @@ impl Entry {
     pub fn of<T: Tool>() -> Self {
         Self {
             spec: T::SPEC,
+            cost: T::COST,
             tool: OnceLock::new(),
             describe: describe::<T>,
             args: OnceLock::new(),
@@ -161,6 +174,11 @@ impl Entry {
     /// whose first request is one `tools/call` needs only for that tool.
     pub fn tool(&self) -> &rmcp::model::Tool {
         self.tool.get_or_init(self.describe)
+    }
+
+    /// Tokens one call spends (SPEC §6).
+    pub fn cost(&self) -> u32 {
+        self.cost
     }
 
     /// Whether a principal with `roles` may see and call this tool.
@@ -244,6 +262,18 @@ impl Catalogue {
     /// A catalogue serving `entries`, in that order ([`super::catalogue()`] is the gateway's).
     pub fn new(entries: Vec<Entry>) -> Self {
         Self { entries }
+    }
+
+    /// The same catalogue with the costs `costs` sets (names it does not list keep theirs;
+    /// [`super::cost::parse`] has checked that every name is a tool's).
+    #[must_use]
+    pub fn with_costs(mut self, costs: &super::cost::ToolCosts) -> Self {
+        for e in &mut self.entries {
+            if let Some(cost) = costs.get(e.spec.name) {
+                e.cost = cost;
+            }
+        }
+        self
     }
 
     /// Every tool, in `tools/list` order.

@@ -65,6 +65,16 @@ pub enum ToolError {
         /// When a retry may succeed, in whole seconds.
         retry_after_s: Option<u64>,
     },
+    /// The caller's token bucket holds less than this tool's cost (SPEC §6). Code
+    /// `rate_limited`; answered as a tool error (HTTP 200) so the model reads it.
+    #[error(
+        "this client's rate limit is spent; retry after {retry_after_s} s (the limit refills \
+         over time; other methods such as tools/list are not limited)"
+    )]
+    RateLimited {
+        /// Whole seconds until the bucket holds the tool's cost (rounded up, ≥ 1).
+        retry_after_s: u64,
+    },
     /// A bug on our side. Details are logged, never returned.
     #[error("internal error")]
     Internal,
@@ -92,6 +102,7 @@ impl ToolError {
                 ErrorCode::DependencyUnavailable
             }
             Self::Overloaded { .. } => ErrorCode::Overloaded,
+            Self::RateLimited { .. } => ErrorCode::RateLimited,
             Self::Internal => ErrorCode::Internal,
         }
     }
@@ -111,6 +122,7 @@ impl ToolError {
             Self::DeadlineExceeded { dependency } => (None, *dependency),
             Self::WriteUnconfirmed { dependency } => (None, Some(*dependency)),
             Self::StoreUnavailable { retry_after_s } => (*retry_after_s, None),
+            Self::RateLimited { retry_after_s } => (Some(*retry_after_s), None),
             Self::InvalidArgument { .. }
             | Self::NotFound(_)
             | Self::Conflict(_)
@@ -171,6 +183,16 @@ mod tests {
             "{message}"
         );
         assert!(message.contains("safe"), "{message}");
+    }
+
+    #[test]
+    fn rate_limited_carries_retry_after_and_no_dependency() {
+        let v = ToolError::RateLimited { retry_after_s: 7 }.to_json();
+        assert_eq!(v["error"]["code"], "rate_limited");
+        assert_eq!(v["error"]["retry_after_s"], 7);
+        assert!(v["error"].get("dependency").is_none());
+        let message = v["error"]["message"].as_str().unwrap();
+        assert!(message.contains("retry after 7 s"), "{message}");
     }
 
     #[test]

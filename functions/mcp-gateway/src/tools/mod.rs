@@ -10,6 +10,7 @@
 pub mod args;
 pub mod call;
 pub mod catalogue;
+pub mod cost;
 pub mod error;
 pub mod flag_transaction_for_review;
 pub mod get_screening_result;

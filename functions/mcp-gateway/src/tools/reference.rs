@@ -21,6 +21,9 @@ fn meaning(code: ErrorCode) -> &'static str {
             "a dependency is down or its breaker is open; `retry_after_s` says when to retry"
         }
         ErrorCode::Overloaded => "at capacity; retry after `retry_after_s`",
+        ErrorCode::RateLimited => {
+            "this client's token bucket holds less than the tool's cost; retry after `retry_after_s`"
+        }
         ErrorCode::Internal | ErrorCode::Unknown => "a bug on our side; details are logged",
     }
 }
@@ -66,11 +69,12 @@ pub fn markdown(catalogue: &Catalogue) -> String {
             .collect();
         let h = s.hints;
         out.push_str(&format!(
-            "\n## `{}`\n\n{}\n\n- title: {}\n- roles: {}\n- budget: {} ms; least remaining budget to start: {} ms\n- dependencies: {}\n- annotations: readOnlyHint {}, destructiveHint {}, idempotentHint {}, openWorldHint {}\n\ninputSchema:\n\n```json\n{}\n```\n\noutputSchema:\n\n```json\n{}\n```\n",
+            "\n## `{}`\n\n{}\n\n- title: {}\n- roles: {}\n- cost: {} token(s) per call (`KOSHA_TOOL_COSTS` may change it)\n- budget: {} ms; least remaining budget to start: {} ms\n- dependencies: {}\n- annotations: readOnlyHint {}, destructiveHint {}, idempotentHint {}, openWorldHint {}\n\ninputSchema:\n\n```json\n{}\n```\n\noutputSchema:\n\n```json\n{}\n```\n",
             s.name,
             s.description.split_whitespace().collect::<Vec<_>>().join(" "),
             s.title,
             roles.join(", "),
+            e.cost(),
             s.budget.as_millis(),
             s.min_budget.as_millis(),
             if needs.is_empty() { "none (gateway state only)".to_owned() } else { needs.join(", ") },

@@ -66,6 +66,7 @@ pub fn config(core_api_url: &str, max_in_flight: usize) -> GatewayConfig {
         public_base_url: None,
         state_table: "kosha-state".to_owned(),
         rate_limit: kosha_state::RateLimitSettings::default(),
+        tool_costs: mcp_gateway::tools::cost::ToolCosts::default(),
         principal_rate: kosha_resilience::principal_rate::PrincipalLimiter::bucket(
             kosha_resilience::principal_rate::DEFAULT_RPS,
         )
@@ -139,6 +140,14 @@ pub fn tools_call(id: u64, token: &str, name: &str, arguments: Value) -> Request
     let body = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
                       "params": {"name": name, "arguments": arguments}});
     post(token, body.to_string())
+}
+
+/// A `tools/list` request with numeric `id`.
+pub fn tools_list(id: u64, token: &str) -> Request<Body> {
+    post(
+        token,
+        json!({"jsonrpc": "2.0", "id": id, "method": "tools/list"}).to_string(),
+    )
 }
 
 /// `tools/call name(arguments)` as the agent, through a clone of `app`.

@@ -1,0 +1,161 @@
+//! Leases (SPEC §6): tokens one write took from a client's bucket item ahead of use, spent
+//! locally one call at a time, and how many to ask for next.
+//!
+//! - A [`Lease`] holds whole tokens already debited from the item. It ends at the first of
+//!   two deadlines: the wall clock's (epoch ms: an instance frozen past it, a Lambda thawed
+//!   later, finds it over on its first call) and tokio's monotonic clock's (a wall clock set
+//!   back does not make it last longer). What is left at the end is dropped, never handed
+//!   back: the item already holds `refilled − granted`, so the loss is under-admission only.
+//! - [`Demand`] is the client's recent spending on this instance, an exponentially weighted
+//!   rate with the lease duration as its time constant, on the wall clock (a clock set back
+//!   decays nothing; one jumping ahead only makes the next lease smaller). The next grant asks for what that
+//!   rate spends over one lease duration, this call included ([`Demand::want`]): a client that
+//!   calls rarely asks for its call's cost alone (g = 1 for a cost of 1), one calling once a
+//!   second with 5 s leases asks for 5.
+
+use std::time::Duration;
+
+use tokio::time::Instant;
+
+/// Tokens held for one client, already debited from its bucket item.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Lease {
+    tokens: u32,
+    /// Wall-clock end, epoch ms.
+    until_ms: i64,
+    /// Monotonic end.
+    until: Instant,
+}
+
+impl Lease {
+    /// A lease of `tokens` from `now_ms` (wall clock) and `now` (tokio's clock) for
+    /// `duration`; `None` for no tokens.
+    pub fn new(tokens: u32, now_ms: i64, now: Instant, duration: Duration) -> Option<Self> {
+        let ms = i64::try_from(duration.as_millis()).unwrap_or(i64::MAX);
+        (tokens > 0).then(|| Self {
+            tokens,
+            until_ms: now_ms.saturating_add(ms),
+            until: now + duration,
+        })
+    }
+
+    /// Tokens left at `now_ms` and `now`: none once either deadline has passed.
+    pub fn left(&self, now_ms: i64, now: Instant) -> u32 {
+        if now_ms >= self.until_ms || now >= self.until {
+            0
+        } else {
+            self.tokens
+        }
+    }
+
+    /// Tokens held, whatever the clocks say.
+    pub fn tokens(&self) -> u32 {
+        self.tokens
+    }
+
+    /// The same lease holding `tokens` (`None` for none).
+    pub fn with_tokens(self, tokens: u32) -> Option<Self> {
+        (tokens > 0).then_some(Self { tokens, ..self })
+    }
+
+    /// The lease after spending `cost` tokens (`None` when none are left).
+    pub fn spent(self, cost: u32) -> Option<Self> {
+        let tokens = self.tokens.saturating_sub(cost);
+        (tokens > 0).then_some(Self { tokens, ..self })
+    }
+}
+
+/// Tokens left in `lease` at `now_ms` and `now` (0 without one).
+pub fn left(lease: Option<&Lease>, now_ms: i64, now: Instant) -> u32 {
+    lease.map_or(0, |l| l.left(now_ms, now))
+}
+
+/// One client's recent spending on this instance, in tokens per second.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Demand {
+    rate: f64,
+    /// The last spend, epoch ms.
+    at_ms: Option<i64>,
+}
+
+impl Demand {
+    /// The rate at `now_ms`, decayed with time constant `window` since the last spend.
+    fn rate_at(&self, now_ms: i64, window: Duration) -> f64 {
+        match self.at_ms {
+            None => 0.0,
+            Some(at) => {
+                let elapsed = now_ms.saturating_sub(at).max(0) as f64 / 1000.0;
+                self.rate * (-elapsed / window.as_secs_f64().max(1e-3)).exp()
+            }
+        }
+    }
+
+    /// Whole tokens this client is expected to spend over the next `window`, a call of
+    /// `cost` at `now_ms` included: `floor(rate · window + cost)`, at least `cost`.
+    pub fn want(&self, cost: u32, now_ms: i64, window: Duration) -> u32 {
+        let expected = self.rate_at(now_ms, window) * window.as_secs_f64() + f64::from(cost);
+        // The epsilon keeps an exact product (5 calls of 1 at 1/s) from rounding down to 4.
+        let whole = (expected + 1e-9).floor().min(f64::from(u32::MAX));
+        (whole as u32).max(cost)
+    }
+
+    /// Records a spend of `cost` tokens at `now_ms`.
+    pub fn record(&mut self, cost: u32, now_ms: i64, window: Duration) {
+        let tau = window.as_secs_f64().max(1e-3);
+        self.rate = self.rate_at(now_ms, window) + f64::from(cost) / tau;
+        self.at_ms = Some(self.at_ms.map_or(now_ms, |at| at.max(now_ms)));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const FIVE_S: Duration = Duration::from_secs(5);
+
+    #[tokio::test(start_paused = true)]
+    async fn a_lease_ends_at_the_first_of_its_two_deadlines() {
+        let start = Instant::now();
+        let lease = Lease::new(4, 1_000_000, start, FIVE_S).unwrap();
+        assert_eq!(
+            lease.left(1_004_999, start + Duration::from_millis(4_999)),
+            4
+        );
+        // Either clock past the end ends it: the wall clock (a thaw) or tokio's (a wall
+        // clock set back).
+        assert_eq!(lease.left(1_005_000, start), 0);
+        assert_eq!(lease.left(900_000, start + FIVE_S), 0);
+        assert_eq!(lease.spent(3).map(|l| l.tokens), Some(1));
+        assert_eq!(lease.spent(4), None);
+        assert_eq!(Lease::new(0, 0, start, FIVE_S), None);
+    }
+
+    #[test]
+    fn a_rare_caller_wants_its_cost_and_a_steady_one_a_lease_durations_worth() {
+        let mut d = Demand::default();
+        let t0 = 1_800_000_000_000;
+        assert_eq!(d.want(1, t0, FIVE_S), 1, "first call");
+        d.record(1, t0, FIVE_S);
+        assert_eq!(d.want(1, t0 + 60_000, FIVE_S), 1);
+        assert_eq!(d.want(3, t0 + 60_000, FIVE_S), 3);
+
+        // One call a second: the want settles at 5 (5.5 expected over 5 s).
+        let mut d = Demand::default();
+        for s in 0..60 {
+            d.record(1, t0 + s * 1000, FIVE_S);
+        }
+        assert_eq!(d.want(1, t0 + 60_000, FIVE_S), 5);
+        // Ten a second: about 50.
+        let mut d = Demand::default();
+        for i in 0..600 {
+            d.record(1, t0 + i * 100, FIVE_S);
+        }
+        let want = d.want(1, t0 + 60_000, FIVE_S);
+        assert!((48..=53).contains(&want), "{want}");
+        // A wall clock set back decays nothing and records nothing earlier.
+        let at_last = d.want(1, t0 + 59_900, FIVE_S);
+        assert_eq!(d.want(1, t0, FIVE_S), at_last);
+        d.record(1, t0, FIVE_S);
+        assert_eq!(d.at_ms, Some(t0 + 59_900));
+    }
+}

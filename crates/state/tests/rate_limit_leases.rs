@@ -1,0 +1,242 @@
+//! Leases and per-tool costs (issue 28, SPEC §6) on tokio's paused clock, DynamoDB faked in
+//! process ([`common::fake_dynamo`]): how many writes a caller costs, when a lease ends (the
+//! wall clock, tokio's clock, a thaw, a wall clock set back), that leased tokens are never
+//! handed back, and what a cost does to `retry_after_s`. Races between instances on one item
+//! run against the emulator (tests/rate_limit.rs).
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test helpers
+mod common;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use common::fake_dynamo::FakeBuckets;
+use kosha_resilience::rate_limit::{BucketConfig, RateDecision};
+use kosha_state::{DynamoRateLimiter, ManualClock, RateLimitSettings};
+
+const T0: i64 = 1_800_000_000_000;
+
+/// Capacity 20, 1 token/s, 5 s leases of at most 5 tokens (the SPEC §6 defaults).
+fn limiter(fake: &FakeBuckets, clock: &Arc<ManualClock>) -> DynamoRateLimiter {
+    DynamoRateLimiter::new(&fake.table(), RateLimitSettings::default(), clock.clone())
+}
+
+/// Moves both clocks on by `ms` (a running instance).
+async fn elapse(clock: &ManualClock, ms: u64) {
+    clock.advance_ms(i64::try_from(ms).unwrap());
+    tokio::time::advance(Duration::from_millis(ms)).await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_caller_at_one_call_a_second_writes_at_most_once_per_four_calls() {
+    let fake = FakeBuckets::new(Duration::from_millis(5));
+    let clock = Arc::new(ManualClock::new(T0));
+    let limiter = limiter(&fake, &clock);
+    for _ in 0..120 {
+        assert_eq!(limiter.decide("agent-a").await, RateDecision::Allowed);
+        elapse(&clock, 1_000).await;
+    }
+    let per_call = fake.writes() as f64 / 120.0;
+    assert!(per_call <= 0.25, "{} writes for 120 calls", fake.writes());
+    // Leased tokens left the item when granted: the item holds what the grants left.
+    assert!(fake.tokens("agent-a") <= 20.0);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_rare_caller_takes_one_token_per_write_as_before() {
+    let fake = FakeBuckets::new(Duration::from_millis(5));
+    let clock = Arc::new(ManualClock::new(T0));
+    let limiter = limiter(&fake, &clock);
+    for i in 1..=5 {
+        assert_eq!(limiter.decide("agent-r").await, RateDecision::Allowed);
+        assert_eq!(fake.writes(), i, "one write per call");
+        // g = 1: the item lost exactly one token (the bucket was full before each call).
+        assert_eq!(fake.tokens("agent-r"), 19.0);
+        elapse(&clock, 60_000).await;
+    }
+}
+
+/// Builds up a lease: 20 calls a second apart, then calls on until one writes; returns just
+/// after that write, so the lease holds what the grant left (4 at this rate).
+async fn leased(limiter: &DynamoRateLimiter, fake: &FakeBuckets, clock: &ManualClock) {
+    for _ in 0..20 {
+        assert_eq!(limiter.decide("agent-l").await, RateDecision::Allowed);
+        elapse(clock, 1_000).await;
+    }
+    for _ in 0..10 {
+        let writes = fake.writes();
+        assert_eq!(limiter.decide("agent-l").await, RateDecision::Allowed);
+        if fake.writes() > writes {
+            return;
+        }
+        elapse(clock, 1_000).await;
+    }
+    panic!("no write in 10 calls at 1/s");
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_lease_is_spent_without_writes_and_ends_on_the_wall_clock_after_a_thaw() {
+    let fake = FakeBuckets::new(Duration::from_millis(5));
+    let clock = Arc::new(ManualClock::new(T0));
+    let limiter = limiter(&fake, &clock);
+    leased(&limiter, &fake, &clock).await;
+    let writes = fake.writes();
+    let stored = fake.tokens("agent-l");
+    assert_eq!(limiter.decide("agent-l").await, RateDecision::Allowed);
+    assert_eq!(fake.writes(), writes, "spent from the lease");
+
+    // Frozen past the lease's end: the wall clock moved 10 s, tokio's clock not at all
+    // (nothing ran). The leftovers are dropped, not spent and not handed back.
+    clock.advance_ms(10_000);
+    assert_eq!(limiter.decide("agent-l").await, RateDecision::Allowed);
+    assert_eq!(fake.writes(), writes + 1, "a thawed instance writes again");
+    // The new write refilled from the stored value and took at least one token: the
+    // dropped tokens are not in it.
+    assert!(
+        fake.tokens("agent-l") <= (stored + 10.0).min(20.0) - 1.0,
+        "nothing handed back: {stored} -> {}",
+        fake.tokens("agent-l")
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_lease_ends_on_tokios_clock_when_the_wall_clock_is_set_back() {
+    let fake = FakeBuckets::new(Duration::from_millis(5));
+    let clock = Arc::new(ManualClock::new(T0));
+    let limiter = limiter(&fake, &clock);
+    leased(&limiter, &fake, &clock).await;
+    let writes = fake.writes();
+    // The wall clock jumps back an hour; 5 s pass on tokio's clock.
+    clock.advance_ms(-3_600_000);
+    tokio::time::advance(Duration::from_secs(5)).await;
+    assert_eq!(limiter.decide("agent-l").await, RateDecision::Allowed);
+    assert_eq!(fake.writes(), writes + 1, "the lease did not outlive 5 s");
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_lease_ends_after_its_duration_on_both_clocks() {
+    let fake = FakeBuckets::new(Duration::from_millis(5));
+    let clock = Arc::new(ManualClock::new(T0));
+    let limiter = limiter(&fake, &clock);
+    leased(&limiter, &fake, &clock).await;
+    let writes = fake.writes();
+    elapse(&clock, 4_900).await;
+    assert_eq!(limiter.decide("agent-l").await, RateDecision::Allowed);
+    assert_eq!(fake.writes(), writes, "still within 5 s");
+    elapse(&clock, 5_000).await;
+    assert_eq!(limiter.decide("agent-l").await, RateDecision::Allowed);
+    assert_eq!(fake.writes(), writes + 1, "expired: a write");
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_wall_clock_jumping_ahead_refills_once_and_never_admits_past_the_bucket() {
+    let fake = FakeBuckets::new(Duration::from_millis(5));
+    let clock = Arc::new(ManualClock::new(T0));
+    let limiter = limiter(&fake, &clock);
+    let mut admitted = 0;
+    for _ in 0..40 {
+        if limiter.decide("agent-j").await == RateDecision::Allowed {
+            admitted += 1;
+        }
+    }
+    assert_eq!(admitted, 20, "a full bucket and no time passing");
+    // A day ahead: the bucket is full again (capped at 20), no more.
+    clock.advance_ms(86_400_000);
+    let mut again = 0;
+    for _ in 0..40 {
+        if limiter.decide("agent-j").await == RateDecision::Allowed {
+            again += 1;
+        }
+    }
+    assert_eq!(again, 20);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_burst_in_one_instance_is_held_to_the_bucket_and_refusals_cost_no_write() {
+    let fake = FakeBuckets::new(Duration::from_millis(5));
+    let clock = Arc::new(ManualClock::new(T0));
+    let limiter = Arc::new(limiter(&fake, &clock));
+    let tasks: Vec<_> = (0..60)
+        .map(|_| {
+            let limiter = Arc::clone(&limiter);
+            tokio::spawn(async move { limiter.decide("agent-b").await })
+        })
+        .collect();
+    let mut allowed = 0;
+    for t in tasks {
+        match t.await.unwrap() {
+            RateDecision::Allowed => allowed += 1,
+            RateDecision::Limited { retry_after_s } => assert!(retry_after_s >= 1),
+            RateDecision::FailOpen => panic!("the fake answered"),
+        }
+    }
+    assert!(allowed <= 20, "admitted {allowed} from a bucket of 20");
+    assert!(
+        fake.writes() < allowed,
+        "leases: fewer writes than admissions"
+    );
+    let writes = fake.writes();
+    for _ in 0..20 {
+        assert!(!limiter.decide("agent-b").await.admits());
+    }
+    assert_eq!(
+        fake.writes(),
+        writes,
+        "refused from the cache and the lease"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_call_spends_its_cost_and_waits_until_the_bucket_holds_it() {
+    let fake = FakeBuckets::new(Duration::from_millis(5));
+    let clock = Arc::new(ManualClock::new(T0));
+    let limiter = limiter(&fake, &clock);
+    assert_eq!(
+        limiter.decide_cost("agent-c", 8).await,
+        RateDecision::Allowed
+    );
+    assert_eq!(
+        fake.tokens("agent-c"),
+        12.0,
+        "a first call takes its cost alone"
+    );
+    assert_eq!(
+        limiter.decide_cost("agent-c", 8).await,
+        RateDecision::Allowed
+    );
+    let writes = fake.writes();
+    // 4 left (maybe fewer, leased): 8 are there in at least 4 s at 1 token/s.
+    let RateDecision::Limited { retry_after_s } = limiter.decide_cost("agent-c", 8).await else {
+        panic!("a cost of 8 from at most 4 tokens");
+    };
+    assert!(retry_after_s >= 4, "{retry_after_s}");
+    assert_eq!(fake.writes(), writes, "refused from the cache");
+    // A cheaper call still fits (and, at this client's pace, leases what is left).
+    assert_eq!(
+        limiter.decide_cost("agent-c", 1).await,
+        RateDecision::Allowed
+    );
+    // 8 tokens refill in a little over 8 s; the lease's leftovers lapse after 5 s.
+    elapse(&clock, 9_000).await;
+    assert_eq!(
+        limiter.decide_cost("agent-c", 8).await,
+        RateDecision::Allowed
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_cost_above_the_lease_bound_is_taken_in_one_write() {
+    let fake = FakeBuckets::new(Duration::from_millis(5));
+    let clock = Arc::new(ManualClock::new(T0));
+    let settings = RateLimitSettings {
+        bucket: BucketConfig::try_new(20.0, 1.0).unwrap(),
+        lease_max_tokens: 2,
+        ..RateLimitSettings::default()
+    };
+    let limiter = DynamoRateLimiter::new(&fake.table(), settings, clock.clone());
+    assert_eq!(
+        limiter.decide_cost("agent-k", 7).await,
+        RateDecision::Allowed
+    );
+    assert_eq!(fake.writes(), 1);
+    assert_eq!(fake.tokens("agent-k"), 13.0);
+}
