@@ -3,6 +3,7 @@ fault proxy, so `scripts/dev stop NAME` cuts that one alone and `start` brings i
 
 - `dynamodb`: rate limiting fails open (SPEC §10 "metric only") while SQS still answers;
 - `sqs`: SQS refuses while DynamoDB and the tools are unaffected;
+- the emulator itself: an SQS long poll does not hold DynamoDB calls behind it (issue #30);
 - `postgres`: core-api's connection only (the cluster keeps serving everyone else): data tools
   answer `dependency_unavailable` naming postgres, and recover once it is back.
 """
@@ -12,7 +13,9 @@ from __future__ import annotations
 import contextlib
 import os
 import subprocess
+import threading
 import time
+import uuid
 from pathlib import Path
 
 import boto3
@@ -49,6 +52,26 @@ def answers(call) -> bool:
         return True
     except (botocore.exceptions.EndpointConnectionError, botocore.exceptions.ConnectionClosedError):
         return False
+
+
+def test_an_sqs_long_poll_does_not_hold_dynamodb_calls(stack):
+    """Issue #30: the emulator served one request at a time, so a worker's 20 s long poll
+    held every DynamoDB call (and the rate limiter failed open locally)."""
+    sqs = client(stack, "sqs", "AWS_ENDPOINT_URL")
+    ddb = client(stack, "dynamodb", "AWS_ENDPOINT_URL")
+    url = sqs.create_queue(QueueName=f"long-poll-{uuid.uuid4().hex[:12]}")["QueueUrl"]
+    polling = threading.Thread(target=lambda: sqs.receive_message(QueueUrl=url, WaitTimeSeconds=3))
+    polling.start()
+    try:
+        time.sleep(0.5)
+        started = time.monotonic()
+        ddb.list_tables()
+        took = time.monotonic() - started
+        assert polling.is_alive(), "the long poll ended before the DynamoDB call was timed"
+    finally:
+        polling.join()
+        sqs.delete_queue(QueueUrl=url)
+    assert took < 1.0, f"ListTables took {took:.2f} s behind a 3 s long poll"
 
 
 def test_each_aws_service_has_its_own_switch(stack):

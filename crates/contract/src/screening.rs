@@ -68,10 +68,14 @@ pub struct ScreenResponse {
 
 /// A message on the screening queue (`KOSHA_SCREENING_QUEUE_URL`, issue 12): the gateway
 /// sends one per deferred screening after recording `screening#<screening_id>`; the
-/// screening-worker reads the request from that item, so the message carries only the id.
+/// screening-worker reads the request from that item, so the message carries the id and the
+/// issuing client's `client_id` (SPEC §4: a screening is its client's only; issue #30).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ScreeningMessage {
     /// `scr_` + a ULID (SPEC §3).
     pub screening_id: String,
+    /// The issuing client's `client_id`; absent in messages sent before issue #30.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_id: Option<String>,
 }

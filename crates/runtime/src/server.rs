@@ -7,7 +7,12 @@
 //!   must arrive within `KOSHA_HEADER_READ_TIMEOUT_MS` of the connection opening or of its
 //!   first byte after an idle spell (a connection that sends nothing is closed); a keep-alive
 //!   connection with no request in flight is closed after `KOSHA_IDLE_TIMEOUT_MS`; at most
-//!   `KOSHA_MAX_CONNECTIONS` are open (the next waits in the kernel's accept queue). A head
+//!   `KOSHA_MAX_CONNECTIONS` are open. At the cap, the connection idle the longest (no
+//!   request in flight, none being read) is closed to make room for the next one, so idle
+//!   keep-alive sockets, which anyone can open with a `GET /healthz`, never keep a caller
+//!   out (issue #30). Room is made only for a connection already accepted; when every
+//!   connection has a request in flight or a head being read, that one waits for a slot (and
+//!   the ones after it in the kernel's accept queue). A head
 //!   not received in time drops the connection (no request is in flight on it); an idle or
 //!   draining one gets hyper's graceful shutdown: an HTTP/1.1 connection closes after the
 //!   response in progress, an HTTP/2 one sends GOAWAY; no request in flight is cut. A
@@ -31,7 +36,7 @@
 use std::future::Future;
 use std::pin::{Pin, pin};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::task::{Context, Poll};
 use std::time::Duration;
 
@@ -120,17 +125,12 @@ pub async fn run(
     shutdown: impl Future<Output = ()>,
 ) -> std::io::Result<()> {
     let slots = Arc::new(Semaphore::new(config.max_connections));
+    let open = Arc::new(Open::default());
     let (stop, stopping) = watch::channel(false);
     let mut connections = JoinSet::new();
     let mut shutdown = pin!(shutdown);
     loop {
-        let permit = tokio::select! {
-            () = &mut shutdown => break,
-            permit = slots.clone().acquire_owned() => match permit {
-                Ok(p) => p,
-                Err(_) => break,
-            },
-        };
+        let free = slots.clone().try_acquire_owned().ok();
         let stream = tokio::select! {
             () = &mut shutdown => break,
             accepted = listener.accept() => match accepted {
@@ -145,10 +145,25 @@ pub async fn run(
                 }
             },
         };
+        // At the cap, only a connection actually waiting makes room (idle ones first).
+        let permit = match free {
+            Some(p) => p,
+            None => tokio::select! {
+                () = &mut shutdown => break,
+                permit = make_room(&slots, &open) => match permit {
+                    Some(p) => p,
+                    None => break,
+                },
+            },
+        };
         let router = router.clone();
         let stopping = stopping.clone();
+        let activity = Arc::new(Activity::new());
+        let id = open.insert(activity.clone());
+        let open = open.clone();
         connections.spawn(async move {
-            serve_connection(stream, router, config, stopping).await;
+            serve_connection(stream, router, config, stopping, activity).await;
+            open.remove(id);
             drop(permit);
         });
         // Reap finished connections so the set does not grow with the process's lifetime.
@@ -172,6 +187,70 @@ pub async fn run(
     Ok(())
 }
 
+/// A connection slot: at once when one is free; at the cap, after closing the connection idle
+/// the longest, asking again every [`EVICT_RETRY`] while none has closed (the one asked may
+/// have taken a request meanwhile, and then finishes it); `None` when the semaphore is closed.
+async fn make_room(
+    slots: &Arc<Semaphore>,
+    open: &Open,
+) -> Option<tokio::sync::OwnedSemaphorePermit> {
+    loop {
+        match slots.clone().try_acquire_owned() {
+            Ok(p) => return Some(p),
+            Err(tokio::sync::TryAcquireError::Closed) => return None,
+            Err(tokio::sync::TryAcquireError::NoPermits) => {}
+        }
+        open.evict_longest_idle();
+        if let Ok(p) = tokio::time::timeout(EVICT_RETRY, slots.clone().acquire_owned()).await {
+            return p.ok();
+        }
+    }
+}
+
+/// How long the accept loop waits for an evicted connection to close before it evicts
+/// another.
+const EVICT_RETRY: Duration = Duration::from_millis(50);
+
+/// The open connections' activity, by id, for eviction at the cap.
+#[derive(Debug, Default)]
+struct Open {
+    next: AtomicUsize,
+    all: Mutex<std::collections::HashMap<usize, Arc<Activity>>>,
+}
+
+impl Open {
+    fn insert(&self, activity: Arc<Activity>) -> usize {
+        let id = self.next.fetch_add(1, Ordering::Relaxed);
+        self.all.lock().insert(id, activity);
+        id
+    }
+
+    fn remove(&self, id: usize) {
+        self.all.lock().remove(&id);
+    }
+
+    /// Asks the connection idle the longest, not yet asked, to close; false when none is idle.
+    fn evict_longest_idle(&self) -> bool {
+        let all = self.all.lock();
+        let victim = all
+            .values()
+            .filter(|a| !a.evict.load(Ordering::Acquire))
+            .filter_map(|a| match *a.phase.lock() {
+                Phase::Idle(since) => Some((since, a)),
+                Phase::Reading(_) | Phase::Busy => None,
+            })
+            .min_by_key(|(since, _)| *since);
+        match victim {
+            Some((_, a)) => {
+                a.evict.store(true, Ordering::Release);
+                a.changed.notify_one();
+                true
+            }
+            None => false,
+        }
+    }
+}
+
 /// Accept errors that concern one connection only.
 fn is_per_connection(e: &std::io::Error) -> bool {
     matches!(
@@ -189,6 +268,8 @@ struct Activity {
     in_flight: AtomicUsize,
     phase: Mutex<Phase>,
     changed: Notify,
+    /// Set by the accept loop at the cap: close as soon as no request is in flight.
+    evict: AtomicBool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -208,6 +289,7 @@ impl Activity {
             in_flight: AtomicUsize::new(0),
             phase: Mutex::new(Phase::Reading(Instant::now())),
             changed: Notify::new(),
+            evict: AtomicBool::new(false),
         }
     }
 
@@ -302,10 +384,10 @@ async fn serve_connection(
     router: Router,
     config: ServerConfig,
     mut stopping: watch::Receiver<bool>,
+    activity: Arc<Activity>,
 ) {
     let _ = stream.set_nodelay(true);
     let peer = stream.peer_addr().ok();
-    let activity = Arc::new(Activity::new());
     let io = TokioIo::new(Watched {
         stream,
         activity: activity.clone(),
@@ -384,7 +466,18 @@ async fn serve_connection(
                     _ => {}
                 }
             }
-            () = activity.changed.notified() => {}
+            () = activity.changed.notified() => {
+                // Evicted at the cap: closed like an idle timeout, once no request is in
+                // flight (hyper's graceful close lets the one in progress finish).
+                if !closing
+                    && activity.evict.load(Ordering::Acquire)
+                    && !matches!(*activity.phase.lock(), Phase::Busy)
+                {
+                    closing = true;
+                    closed_idle = Some(Instant::now());
+                    conn.as_mut().graceful_shutdown();
+                }
+            }
             changed = stopping.changed(), if !closing => {
                 if changed.is_err() || *stopping.borrow() {
                     closing = true;

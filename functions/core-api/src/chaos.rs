@@ -17,10 +17,12 @@
 //!   `postgres` faults (`crate::db::queries`).
 //! - **Refused.** Disabled, no key, or a header that does not verify: the request proceeds
 //!   untouched; the refusal is counted (`chaos_rejected{reason}`) and logged (warn,
-//!   `chaos_header_rejected`, reason only — never the key or the signature). The gateway
-//!   forwards only headers it honoured, so a refusal here means a key rotation, clock skew
-//!   beyond `exp`, or a direct IAM caller; its per-minute audit limit is the gateway's
-//!   concern (`mcp_gateway::chaos`). An honoured header counts `chaos_applied`.
+//!   `chaos_header_rejected`, reason only — never the key or the signature) at most once a
+//!   minute per reason, with the `count` of refusals since the last line (issue #30: 1,000
+//!   forged headers wrote 1,000 lines). Not per principal: a caller of core-api can forge
+//!   `X-Kosha-Principal`. The gateway forwards only headers it honoured, so a refusal here
+//!   means a key rotation, clock skew beyond `exp`, or a direct IAM caller. An honoured
+//!   header counts `chaos_applied`.
 
 use std::sync::Arc;
 
@@ -30,6 +32,7 @@ use axum::middleware::Next;
 use axum::response::Response;
 use kosha_contract::headers::CHAOS;
 use kosha_resilience::chaos::{self, ChaosSpec, Faults, Gate, Target};
+use kosha_runtime::audit::Throttle;
 use kosha_state::SecretCache;
 use rand::SeedableRng;
 use rand::rngs::SmallRng;
@@ -67,18 +70,33 @@ impl<S: Send + Sync> FromRequestParts<S> for Chaos {
     }
 }
 
+/// How often a refusal reason is logged at most (module docs).
+const REFUSAL_LOG_EVERY: std::time::Duration = std::time::Duration::from_secs(60);
+
 /// Verifies forwarded headers: built once in `main`, shared by every request.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct ChaosVerifier {
     enabled: bool,
     keys: Option<SecretCache>,
+    refusals: Throttle,
+}
+
+impl Default for ChaosVerifier {
+    fn default() -> Self {
+        Self::new(false, None)
+    }
 }
 
 impl ChaosVerifier {
     /// A verifier; `enabled` is `CHAOS_ENABLED`, `keys` the key cache (`None`: no header can be
     /// honoured).
     pub fn new(enabled: bool, keys: Option<SecretCache>) -> Self {
-        Self { enabled, keys }
+        Self {
+            enabled,
+            keys,
+            // One key ("core-api") times a handful of reasons.
+            refusals: Throttle::new(REFUSAL_LOG_EVERY, 32),
+        }
     }
 
     /// Honours nothing (`CHAOS_ENABLED` unset).
@@ -95,14 +113,14 @@ impl ChaosVerifier {
             operator: true,
         };
         if let Err(reason) = gate.check() {
-            return refused(reason.as_str());
+            return self.refused(reason.as_str());
         }
         let key = match &self.keys {
             Some(keys) => keys.get().await.ok(),
             None => None,
         };
         let Some(key) = key else {
-            return refused("key_unavailable");
+            return self.refused("key_unavailable");
         };
         match chaos::verify(header, key.as_bytes(), now_s) {
             Ok(spec) => {
@@ -115,19 +133,25 @@ impl ChaosVerifier {
                 );
                 Some(spec)
             }
-            Err(reason) => refused(reason.as_str()),
+            Err(reason) => self.refused(reason.as_str()),
         }
     }
 }
 
-fn refused(reason: &'static str) -> Option<ChaosSpec> {
-    metrics::counter!("chaos_rejected", "reason" => reason).increment(1);
-    tracing::warn!(
-        event = "chaos_header_rejected",
-        reason,
-        "chaos header ignored"
-    );
-    None
+impl ChaosVerifier {
+    /// Counts a refusal; logs it when its reason's minute has passed (module docs).
+    fn refused(&self, reason: &'static str) -> Option<ChaosSpec> {
+        metrics::counter!("chaos_rejected", "reason" => reason).increment(1);
+        if let Some(count) = self.refusals.occurred("core-api", reason) {
+            tracing::warn!(
+                event = "chaos_header_rejected",
+                reason,
+                count,
+                "chaos header ignored"
+            );
+        }
+        None
+    }
 }
 
 /// Middleware: a request with `X-Kosha-Chaos` gets its verified [`Chaos`] extension; without
@@ -151,6 +175,48 @@ mod tests {
     use kosha_resilience::chaos::{Fault, FaultAction};
 
     use super::*;
+
+    /// Issue #30: 1,000 forged headers sent to core-api directly wrote 1,000 lines.
+    #[tokio::test(start_paused = true)]
+    async fn refusals_are_logged_once_a_minute_per_reason_with_the_count_since() {
+        let lines = std::sync::Arc::new(parking_lot::Mutex::new(Vec::<u8>::new()));
+        let sink = lines.clone();
+        let subscriber = kosha_runtime::telemetry::subscriber(
+            tracing_subscriber::EnvFilter::new("warn"),
+            move || Capture(sink.clone()),
+        );
+        let _guard = kosha_runtime::telemetry::capture_default(subscriber);
+        let verifier = ChaosVerifier::disabled();
+        for _ in 0..1_000 {
+            assert_eq!(verifier.verify(b"forged", 1_000).await, None);
+        }
+        tokio::time::advance(REFUSAL_LOG_EVERY).await;
+        assert_eq!(verifier.verify(b"forged", 1_000).await, None);
+        let text = String::from_utf8(lines.lock().clone()).unwrap();
+        let logged: Vec<serde_json::Value> = text
+            .lines()
+            .filter(|l| l.contains("chaos_header_rejected"))
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        assert_eq!(logged.len(), 2, "{text}");
+        assert_eq!(logged[0]["count"], 1);
+        assert_eq!(
+            logged[1]["count"], 1_000,
+            "the 999 folded ones and this one"
+        );
+    }
+
+    struct Capture(std::sync::Arc<parking_lot::Mutex<Vec<u8>>>);
+
+    impl std::io::Write for Capture {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0.lock().extend_from_slice(buf);
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
 
     #[test]
     fn a_plan_is_only_for_the_targeted_dependency() {

@@ -63,12 +63,14 @@ impl ChaosGate {
 
     /// The honoured chaos header of a request carrying `header` from `principal`, or `None`
     /// (no header, or refused: see the module docs). `now_s` is the wall clock in epoch
-    /// seconds.
+    /// seconds; `within` bounds the key fetch (the call's time left beyond its minimum budget),
+    /// so a slow or failing Secrets Manager never takes the request past its budget.
     pub async fn evaluate(
         &self,
         header: Option<&HeaderValue>,
         principal: &Principal,
         now_s: u64,
+        within: std::time::Duration,
     ) -> Option<Honoured> {
         let header = header?;
         let gate = Gate {
@@ -80,7 +82,7 @@ impl ChaosGate {
             return None;
         }
         let key = match &self.keys {
-            Some(keys) => keys.get().await.ok(),
+            Some(keys) => keys.get_within(within).await.ok(),
             None => None,
         };
         let Some(key) = key else {
@@ -173,35 +175,60 @@ mod tests {
         HeaderValue::from_str(&spec.sign(&key).unwrap()).unwrap()
     }
 
+    const WITHIN: std::time::Duration = std::time::Duration::from_secs(1);
+
     #[tokio::test(start_paused = true)]
     async fn only_an_enabled_gate_honours_a_verified_header_from_an_operator() {
         let tester = principal(&[Role::Agent, Role::Operator]);
         let h = signed(NOW + 300);
-        let honoured = gate(true).evaluate(Some(&h), &tester, NOW).await.unwrap();
+        let honoured = gate(true)
+            .evaluate(Some(&h), &tester, NOW, WITHIN)
+            .await
+            .unwrap();
         let spec = honoured.spec;
         assert_eq!(
             (spec.target(), spec.fault()),
             (Target::CoreApi, Fault::Error)
         );
         assert_eq!(honoured.header, h.to_str().unwrap());
-        assert!(gate(false).evaluate(Some(&h), &tester, NOW).await.is_none());
+        assert!(
+            gate(false)
+                .evaluate(Some(&h), &tester, NOW, WITHIN)
+                .await
+                .is_none()
+        );
         let agent = principal(&[Role::Agent]);
-        assert!(gate(true).evaluate(Some(&h), &agent, NOW).await.is_none());
-        assert!(gate(true).evaluate(None, &tester, NOW).await.is_none());
+        assert!(
+            gate(true)
+                .evaluate(Some(&h), &agent, NOW, WITHIN)
+                .await
+                .is_none()
+        );
+        assert!(
+            gate(true)
+                .evaluate(None, &tester, NOW, WITHIN)
+                .await
+                .is_none()
+        );
         let no_key = ChaosGate::new(true, None);
-        assert!(no_key.evaluate(Some(&h), &tester, NOW).await.is_none());
+        assert!(
+            no_key
+                .evaluate(Some(&h), &tester, NOW, WITHIN)
+                .await
+                .is_none()
+        );
         let tampered =
             HeaderValue::from_str(&h.to_str().unwrap().replace("error", "reset")).unwrap();
         assert!(
             gate(true)
-                .evaluate(Some(&tampered), &tester, NOW)
+                .evaluate(Some(&tampered), &tester, NOW, WITHIN)
                 .await
                 .is_none()
         );
         let expired = signed(NOW - 1);
         assert!(
             gate(true)
-                .evaluate(Some(&expired), &tester, NOW)
+                .evaluate(Some(&expired), &tester, NOW, WITHIN)
                 .await
                 .is_none()
         );
@@ -212,18 +239,18 @@ mod tests {
         let g = gate(true);
         let agent = principal(&[Role::Agent]);
         let h = signed(NOW + 300);
-        g.evaluate(Some(&h), &agent, NOW).await;
+        g.evaluate(Some(&h), &agent, NOW, WITHIN).await;
         assert_eq!(
             g.pending("tester", "not_operator"),
             Some(0),
             "first one logged"
         );
         for _ in 0..5 {
-            g.evaluate(Some(&h), &agent, NOW).await;
+            g.evaluate(Some(&h), &agent, NOW, WITHIN).await;
         }
         assert_eq!(g.pending("tester", "not_operator"), Some(5), "held back");
         tokio::time::advance(AUDIT_EVERY).await;
-        g.evaluate(Some(&h), &agent, NOW).await;
+        g.evaluate(Some(&h), &agent, NOW, WITHIN).await;
         assert_eq!(
             g.pending("tester", "not_operator"),
             Some(0),

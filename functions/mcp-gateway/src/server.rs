@@ -279,7 +279,8 @@ impl McpServer {
                     u64::try_from(time::OffsetDateTime::now_utc().unix_timestamp()).unwrap_or(0);
                 let header = parts.headers.get(kosha_contract::headers::CHAOS);
                 // The signing key may be read from Secrets Manager (cached 5 min).
-                waiting(trace, self.gateway.chaos.evaluate(header, p, now_s)).await
+                let within = deadline.remaining().saturating_sub(entry.spec.min_budget);
+                waiting(trace, self.gateway.chaos.evaluate(header, p, now_s, within)).await
             }
             _ => None,
         };

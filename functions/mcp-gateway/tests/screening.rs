@@ -124,6 +124,42 @@ async fn a_synchronous_answer_is_stored_and_read_back() {
     let got = &read["result"]["structuredContent"];
     assert_eq!(got["status"], "potential_match", "{read}");
     assert_eq!(got["matches"], out["matches"]);
+
+    // Issue #30: another client gets the answer an unknown id gets (SPEC §4).
+    let other = common::token("agent-b", &[kosha_auth::Role::Agent]);
+    let resp = tower::ServiceExt::oneshot(
+        app.clone(),
+        common::tools_call(
+            2,
+            &other,
+            "get_screening_result",
+            json!({"screening_id": id}),
+        ),
+    )
+    .await
+    .unwrap();
+    let body = json_body(resp).await;
+    assert_eq!(tool_error(&body)["code"], "not_found", "{body}");
+}
+
+/// Issue #30: a screening stored before owners were recorded (no `client_id`) is nobody's.
+#[tokio::test]
+async fn a_screening_without_an_owner_is_not_found() {
+    let (table, sqs, queue) = recorded().await;
+    let id = format!("scr_{}", ulid::Ulid::new());
+    let request = kosha_contract::screening::ScreenRequest {
+        name: "Hiroshi Tanaka".into(),
+        country: None,
+        date_of_birth: None,
+    };
+    let done = kosha_state::screening::ScreeningState::Done(
+        serde_json::from_value(json!({"status": "clear", "matches": []})).unwrap(),
+    );
+    let item = kosha_state::screening::ScreeningItem::new(id.clone(), request, done, 1_900_000_000);
+    table.put_screening(&item).await.unwrap();
+    let app = app(CLOSED, Screenings::new(table, sqs, Some(queue)));
+    let read = structured(&app, "get_screening_result", json!({"screening_id": id})).await;
+    assert_eq!(tool_error(&read)["code"], "not_found", "{read}");
 }
 
 #[tokio::test]
@@ -336,4 +372,62 @@ async fn screen_entity_arguments_are_checked_before_any_call() {
             "{args}: {body}"
         );
     }
+}
+
+/// A DynamoDB that accepts connections and never answers (issue #30); the listener lives as
+/// long as the returned task.
+async fn hung_dynamodb() -> (String, tokio::task::JoinHandle<()>) {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    let task = tokio::spawn(async move {
+        let mut held = Vec::new();
+        while let Ok((socket, _)) = listener.accept().await {
+            held.push(socket);
+        }
+    });
+    (url, task)
+}
+
+/// Issue #30: with DynamoDB hanging, a synchronous screening waited on its store for its
+/// whole 5 s budget, and `get_screening_result` for its whole 3 s.
+#[tokio::test]
+async fn a_hanging_dynamodb_costs_a_screening_its_bounded_store_wait_only() {
+    let sim = MockServer::start().await;
+    Mock::given(method("POST"))
+        .and(path("/v1/screen"))
+        .respond_with(ResponseTemplate::new(200).set_body_json(json!({
+            "status": "clear",
+            "matches": []
+        })))
+        .mount(&sim)
+        .await;
+    let (hung, _task) = hung_dynamodb().await;
+    let (ddb, sqs) = clients(&hung);
+    let table = StateTable::new(ddb, "kosha-state").unwrap();
+    let app = app(
+        &sim.uri(),
+        Screenings::new(table, sqs, Some(format!("{hung}/000/q"))),
+    );
+    let started = tokio::time::Instant::now();
+    let body = structured(&app, "screen_entity", json!({"name": "Hiroshi Tanaka"})).await;
+    let took = started.elapsed();
+    let out = &body["result"]["structuredContent"];
+    assert_eq!(out["status"], "clear", "{body}");
+    let id = out["screening_id"].as_str().unwrap().to_owned();
+    assert!(kosha_contract::ids::SCREENING.matches(&id), "{id}");
+    assert!(
+        took < Duration::from_millis(1_000),
+        "answered after {took:?}; the store waits 100 ms"
+    );
+
+    let started = tokio::time::Instant::now();
+    let read = structured(&app, "get_screening_result", json!({"screening_id": id})).await;
+    let took = started.elapsed();
+    let error = tool_error(&read);
+    assert_eq!(error["code"], "dependency_unavailable", "{read}");
+    assert!(error["retry_after_s"].as_u64().is_some(), "{read}");
+    assert!(
+        took < Duration::from_millis(2_000),
+        "answered after {took:?}; the budget is 3 s"
+    );
 }

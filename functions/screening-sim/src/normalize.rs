@@ -5,9 +5,14 @@
 //! The steps, in order:
 //! 1. **NFKD** (`unicode-normalization`): compatibility forms become plain letters (`ﬁ` → `fi`,
 //!    full-width `Ｊ` → `J`) and accented letters split into a base and combining marks.
-//! 2. **Diacritics and invisible format characters dropped**: combining marks (`é` → `e`, Arabic
-//!    vowel signs) and zero-width / bidi format characters (ZWNJ, RLM, BOM, soft hyphen), which
-//!    copy-pasted Persian and Arabic names carry and which would otherwise split or hide tokens.
+//! 2. **Diacritics and invisible characters dropped**: combining marks (`é` → `e`, Arabic
+//!    vowel signs), and every code point that is `Default_Ignorable_Code_Point` or of general
+//!    category `Cf` (format), taken from Unicode's data by ICU4X's `icu_properties` (ZWNJ, RLM,
+//!    BOM, soft hyphen, the TAG block U+E0001–E007F, U+0600–0605, U+FFF9–FFFB, Hangul fillers,
+//!    variation selectors …). Copy-pasted Persian and Arabic names carry some of them, and
+//!    any of them inside a word would otherwise split it or hide it from the list (issue #30:
+//!    140 of the 163 `Cf` code points turned a listed name `clear` while a typed list was used).
+//!    They are dropped both before and after NFKD.
 //! 3. **Transliteration to ASCII** ([`deunicode`]): Cyrillic, Arabic, Persian, Han and the
 //!    remaining Latin letters (`ß`, `Đ`, `ı`) become ASCII, then ASCII-lowercased. Because every
 //!    letter ends in ASCII this is at least as strong as Unicode case folding for matching. A
@@ -20,7 +25,11 @@
 //!    give the same tokens on both sides (queries and aliases), which `deunicode` does.
 //! 4. **Punctuation**: apostrophes, dots and slashes join (`O'Brien` → `obrien`, `S.A.` → `sa`,
 //!    `M/V` → `mv`); every other non-alphanumeric character separates tokens (`Al-Tamimi` →
-//!    `al tamimi`, `Smith, John` → `smith john`).
+//!    `al tamimi`, `Smith, John` → `smith john`). This is the *split* form ([`normalize`]).
+//!    The *joined* form ([`normalize_joined`]) lets every non-space character join, so
+//!    punctuation inside a word used to break it up (`Na-bil Sa-mir` → `nabil samir`) does
+//!    not; the matcher screens both forms (issue #30), because punctuation inside a name is
+//!    sometimes real (`Al-Tamimi`) and sometimes evasion.
 //! 5. **Stop tokens dropped**: honorifics and titles (`mr`, `dr`, `sheikh`, `general` …),
 //!    generational suffixes (`jr`, `sr`), vessel prefixes (`mv`, `mt`) and legal forms of
 //!    entities, single (`ltd`, `llc`, `gmbh`, `ooo` from `ООО` …) or multi-word (`limited
@@ -33,6 +42,8 @@
 //! Token order is not kept as meaning: the matcher aligns tokens as a set
 //! ([`crate::matching`]), which is what makes "Smith, John" equal "John Smith".
 
+use icu_properties::props::{DefaultIgnorableCodePoint, GeneralCategory};
+use icu_properties::{CodePointMapData, CodePointSetData};
 use unicode_normalization::UnicodeNormalization;
 use unicode_normalization::char::is_combining_mark;
 
@@ -40,6 +51,11 @@ use unicode_normalization::char::is_combining_mark;
 pub const PARTICLE_WEIGHT: f64 = 0.3;
 /// Weight of a one-letter token (an initial).
 pub const INITIAL_WEIGHT: f64 = 0.5;
+/// Most characters of a normalised name (its tokens joined by spaces); longer is refused
+/// (issue #30: 200 × U+FDFA normalises to 1,600 words and costs 20× a screening).
+pub const MAX_NORMALIZED_CHARS: usize = 400;
+/// Most tokens of a normalised name; more is refused (issue #30).
+pub const MAX_NORMALIZED_WORDS: usize = 20;
 
 /// One comparable token of a name: lower-case ASCII letters and digits, never empty.
 #[derive(Debug, Clone, PartialEq)]
@@ -223,37 +239,38 @@ fn is_joiner(c: char) -> bool {
     )
 }
 
-/// Invisible format characters dropped before anything else (step 2).
-fn is_invisible_format(c: char) -> bool {
-    matches!(
-        c,
-        '\u{00AD}'
-            | '\u{061C}'
-            | '\u{180E}'
-            | '\u{200B}'..='\u{200F}'
-            | '\u{202A}'..='\u{202E}'
-            | '\u{2060}'..='\u{2064}'
-            | '\u{2066}'..='\u{2069}'
-            | '\u{FEFF}'
-    )
+/// Whether `c` is invisible and dropped (step 2): `Default_Ignorable_Code_Point` or general
+/// category `Cf`, from Unicode's data (`icu_properties`' compiled tables).
+#[must_use]
+pub fn is_ignorable(c: char) -> bool {
+    CodePointSetData::new::<DefaultIgnorableCodePoint>().contains(c)
+        || CodePointMapData::<GeneralCategory>::new().get(c) == GeneralCategory::Format
 }
 
-/// Folds `raw` to raw tokens (steps 1–4), before stop tokens and weights.
+/// Folds `raw` to raw tokens (steps 1–4, split form), before stop tokens and weights.
 ///
 /// Never fails; the result is empty when `raw` holds no letter or digit.
 #[must_use]
 pub fn fold(raw: &str) -> Vec<String> {
+    fold_with(raw, false)
+}
+
+/// Steps 1–4; with `join_all`, every character that is neither alphanumeric nor white space
+/// joins its neighbours (the joined form), else only [`is_joiner`] ones do.
+fn fold_with(raw: &str, join_all: bool) -> Vec<String> {
+    let joins = |c: char| is_joiner(c) || (join_all && !c.is_whitespace());
     let mut tokens = Vec::new();
     let mut current = String::new();
     let push_ascii = |c: char, current: &mut String, tokens: &mut Vec<String>| {
         if c.is_ascii_alphanumeric() {
             current.push(c.to_ascii_lowercase());
-        } else if !is_joiner(c) && !current.is_empty() {
+        } else if !joins(c) && !current.is_empty() {
             tokens.push(std::mem::take(current));
         }
     };
-    for c in raw.nfkd() {
-        if is_combining_mark(c) || is_invisible_format(c) {
+    let visible = raw.chars().filter(|c| !is_ignorable(*c));
+    for c in visible.nfkd() {
+        if is_combining_mark(c) || is_ignorable(c) {
             continue;
         }
         if c.is_ascii() {
@@ -264,7 +281,7 @@ pub fn fold(raw: &str) -> Vec<String> {
             for t in deunicode::deunicode_char(c).unwrap_or("").chars() {
                 push_ascii(t, &mut current, &mut tokens);
             }
-        } else if is_joiner(c) {
+        } else if joins(c) {
             // Typographic apostrophes join like ASCII ones.
         } else if !current.is_empty() {
             tokens.push(std::mem::take(&mut current));
@@ -276,33 +293,73 @@ pub fn fold(raw: &str) -> Vec<String> {
     tokens
 }
 
-/// Normalises a name for matching (steps 1–6 of the module doc).
+/// Why `name` is too long to screen: more than [`MAX_NORMALIZED_CHARS`] characters or
+/// [`MAX_NORMALIZED_WORDS`] tokens after normalisation (issue #30); `None` when it is not.
+#[must_use]
+pub fn oversize(name: &NormalizedName) -> Option<String> {
+    let words = name.tokens.len();
+    let chars = name.joined().chars().count();
+    (words > MAX_NORMALIZED_WORDS || chars > MAX_NORMALIZED_CHARS).then(|| {
+        format!(
+            "name normalises to {words} words and {chars} characters; at most \
+             {MAX_NORMALIZED_WORDS} words and {MAX_NORMALIZED_CHARS} characters are screened"
+        )
+    })
+}
+
+/// Normalises a name for matching (steps 1–6 of the module doc), split form.
 ///
 /// Used for both sides: watchlist names once at start-up, the query once per request.
 #[must_use]
 pub fn normalize(raw: &str) -> NormalizedName {
-    let folded = fold(raw);
+    from_folded(fold(raw))
+}
+
+/// Normalises a name with punctuation inside words joining instead of separating (the joined
+/// form of step 4): `Na-bil Sa-mir Had-dad` → `nabil samir haddad`.
+#[must_use]
+pub fn normalize_joined(raw: &str) -> NormalizedName {
+    from_folded(fold_with(raw, true))
+}
+
+/// A name made of these token texts (steps 5 and 6 on already folded tokens), for the
+/// matcher's segmentation of run-together names.
+#[must_use]
+pub fn from_folded(folded: Vec<String>) -> NormalizedName {
     let kept = drop_stop_tokens(&folded);
     let texts = if kept.is_empty() { folded } else { kept };
-    let tokens = texts
-        .into_iter()
-        .map(|text| {
-            let particle = PARTICLES.contains(&text.as_str());
-            let weight = if particle {
-                PARTICLE_WEIGHT
-            } else if text.len() == 1 {
-                INITIAL_WEIGHT
-            } else {
-                1.0
-            };
-            Token {
-                text,
-                weight,
-                particle,
-            }
-        })
-        .collect();
-    NormalizedName { tokens }
+    NormalizedName {
+        tokens: texts.into_iter().map(token).collect(),
+    }
+}
+
+/// Whether `text` is dropped as an honorific or a one-token legal form (step 5).
+#[must_use]
+pub fn is_stop_token(text: &str) -> bool {
+    HONORIFICS.contains(&text) || LEGAL_FORMS.contains(&text)
+}
+
+/// Whether `text` is a name particle (`al`, `bin`, `van` …, step 6).
+#[must_use]
+pub fn is_particle(text: &str) -> bool {
+    PARTICLES.contains(&text)
+}
+
+/// One token with its weight (step 6).
+fn token(text: String) -> Token {
+    let particle = is_particle(&text);
+    let weight = if particle {
+        PARTICLE_WEIGHT
+    } else if text.len() == 1 {
+        INITIAL_WEIGHT
+    } else {
+        1.0
+    };
+    Token {
+        text,
+        weight,
+        particle,
+    }
 }
 
 /// Removes legal phrases, legal forms and honorifics (step 5).
@@ -368,6 +425,91 @@ mod tests {
             "ivanov",
             "zero-width space is invisible"
         );
+    }
+
+    #[test]
+    fn every_format_and_default_ignorable_code_point_is_dropped_inside_a_word() {
+        // The classes of issue #30, typed here as test data only; the code reads Unicode's.
+        let samples = [
+            '\u{E0001}',
+            '\u{E0041}',
+            '\u{E007F}',
+            '\u{206A}',
+            '\u{206F}',
+            '\u{FFF9}',
+            '\u{FFFB}',
+            '\u{0600}',
+            '\u{0605}',
+            '\u{06DD}',
+            '\u{070F}',
+            '\u{13430}',
+            '\u{13438}',
+            '\u{1BCA0}',
+            '\u{1BCA3}',
+            '\u{1D173}',
+            '\u{1D17A}',
+            '\u{00AD}',
+            '\u{034F}',
+            '\u{115F}',
+            '\u{3164}',
+            '\u{FE0F}',
+            '\u{E0100}',
+            '\u{2065}',
+        ];
+        for c in samples {
+            assert!(is_ignorable(c), "U+{:04X}", u32::from(c));
+            assert_eq!(
+                n(&format!("Na{c}bil Had{c}dad")),
+                "nabil haddad",
+                "U+{:04X}",
+                u32::from(c)
+            );
+        }
+        // And every code point of the two properties, whatever Unicode version the data is.
+        let mut dropped = 0;
+        for c in (0..=0x10FFFF_u32).filter_map(char::from_u32) {
+            let format =
+                CodePointMapData::<GeneralCategory>::new().get(c) == GeneralCategory::Format;
+            if format || CodePointSetData::new::<DefaultIgnorableCodePoint>().contains(c) {
+                assert_eq!(
+                    fold(&format!("ab{c}cd")),
+                    ["abcd"],
+                    "U+{:04X}",
+                    u32::from(c)
+                );
+                dropped += 1;
+            }
+        }
+        assert!(dropped > 4_000, "{dropped}");
+        assert_eq!(n("Ali"), "ali", "letters stay");
+    }
+
+    #[test]
+    fn the_joined_form_keeps_words_that_punctuation_broke_up() {
+        assert_eq!(n("Na-bil Had-dad"), "na bil had dad");
+        assert_eq!(
+            normalize_joined("Na-bil Sa-mir Had-dad").joined(),
+            "nabil samir haddad"
+        );
+        assert_eq!(
+            normalize_joined("Na_bil Sa·mir, Had–dad").joined(),
+            "nabil samir haddad"
+        );
+        assert_eq!(normalize_joined("Al-Tamimi").joined(), "altamimi");
+        assert_eq!(normalize_joined("O'Brien Ltd").joined(), "obrien");
+    }
+
+    #[test]
+    fn a_name_that_normalises_too_long_is_oversize() {
+        assert!(oversize(&normalize("Nabil Samir Haddad")).is_none());
+        let expanded = normalize(&"\u{FDFA}".repeat(200));
+        assert!(expanded.tokens.len() > 200, "{}", expanded.tokens.len());
+        assert!(oversize(&expanded).is_some_and(|m| m.contains("20 words")));
+        let words = vec!["ab"; 21].join(" ");
+        assert!(oversize(&normalize(&words)).is_some());
+        assert!(oversize(&normalize(&vec!["ab"; 20].join(" "))).is_none());
+        let long = vec!["abcdefghijklmnopqrst"; 20].join(" ");
+        assert!(oversize(&normalize(&long)).is_some(), "419 characters");
     }
 
     #[test]

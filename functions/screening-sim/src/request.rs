@@ -4,7 +4,9 @@
 //! Rules, each refused with [`ScreenError::InvalidArgument`] naming the field:
 //! - `name`: 1 to 200 characters (Unicode scalar values, as typed), no control characters
 //!   (`\n`, `\t`, NUL … — Unicode category Cc), and at least one letter: a name of only
-//!   punctuation, spaces or digits is not a name.
+//!   punctuation, spaces or digits is not a name; and at most 400 characters and 20 words
+//!   once normalised ([`crate::normalize::oversize`], issue #30: a few code points expand
+//!   to many words).
 //! - `country` (optional): an ISO 3166-1 alpha-2 code that is officially assigned today, from
 //!   the `rust_iso3166` table (Debian iso-codes data): `GB` yes, `UK`, `EU`, `XK` or `ZZ` no.
 //!   Lower case is accepted and upper-cased (`ru` → `RU`).
@@ -23,7 +25,7 @@ pub use kosha_contract::screening::{NAME_MAX_CHARS, ScreenRequest};
 use time::{Date, Month};
 
 use crate::error::ScreenError;
-use crate::normalize::{NormalizedName, normalize};
+use crate::normalize::{NormalizedName, normalize, oversize};
 
 /// Earliest accepted date of birth.
 pub const MIN_BIRTH_YEAR: i32 = 1900;
@@ -112,6 +114,9 @@ fn validate_name(name: &str) -> Result<NormalizedName, ScreenError> {
             "name",
             "name has no letters that can be compared",
         ));
+    }
+    if let Some(why) = oversize(&query) {
+        return Err(ScreenError::invalid("name", why));
     }
     Ok(query)
 }

@@ -21,10 +21,15 @@ use std::collections::BTreeMap;
 use screening_sim::{ScreenRequest, ScreenStatus, Screener, Validate};
 use support::labelled_gen;
 
-/// Precision floor (measured figure in `docs/benchmarks.md`).
-const PRECISION_FLOOR: f64 = 0.97;
+/// Precision floor (measured figure in `docs/benchmarks.md`; issue #30's goal).
+const PRECISION_FLOOR: f64 = 0.99;
 /// Recall floor (measured figure in `docs/benchmarks.md`).
 const RECALL_FLOOR: f64 = 0.95;
+/// Recall on the evasion classes (`evasion_*`, issue #30): every evasion variant of a listed
+/// name is flagged.
+const EVASION_RECALL_FLOOR: f64 = 1.0;
+/// Precision floor of the evasion part (its negatives carry the same marks).
+const EVASION_PRECISION_FLOOR: f64 = 0.99;
 
 const FILE: &str = include_str!("data/labelled.jsonl");
 
@@ -84,6 +89,8 @@ fn precision_and_recall_meet_their_floors() {
     let screener = Screener::bundled();
     let rows = rows();
     let (mut flagged, mut correct, mut positives, mut top1) = (0usize, 0usize, 0usize, 0usize);
+    // The same three counts over the evasion classes alone.
+    let mut evasion = [0usize; 3];
     let mut by_category: BTreeMap<String, (usize, usize)> = BTreeMap::new();
     let mut errors = Vec::new();
     for r in &rows {
@@ -102,6 +109,11 @@ fn precision_and_recall_meet_their_floors() {
             .is_some_and(|id| result.matches.iter().any(|m| &m.list_entry_id == id));
         flagged += usize::from(is_flagged);
         correct += usize::from(found);
+        if r.category.starts_with("evasion_") {
+            evasion[0] += usize::from(is_flagged);
+            evasion[1] += usize::from(found);
+            evasion[2] += usize::from(r.expected.is_some());
+        }
         let slot = by_category.entry(r.category.clone()).or_default();
         slot.0 += 1;
         if let Some(id) = &r.expected {
@@ -145,6 +157,12 @@ fn precision_and_recall_meet_their_floors() {
         "precision {precision:.3} ({correct}/{flagged}), recall {recall:.3} ({correct}/{positives}), top-1 {:.3}",
         top1 as f64 / positives.max(1) as f64
     );
+    let evasion_precision = evasion[1] as f64 / evasion[0].max(1) as f64;
+    let evasion_recall = evasion[1] as f64 / evasion[2].max(1) as f64;
+    println!(
+        "evasion part: precision {evasion_precision:.3} ({}/{}), recall {evasion_recall:.3} ({}/{})",
+        evasion[1], evasion[0], evasion[1], evasion[2]
+    );
     for (category, (n, right)) in &by_category {
         println!("  {category:<20} {right:>3}/{n:<3} right");
     }
@@ -159,5 +177,14 @@ fn precision_and_recall_meet_their_floors() {
     assert!(
         recall >= RECALL_FLOOR,
         "recall {recall:.3} < {RECALL_FLOOR}"
+    );
+    assert!(evasion[2] >= 80, "{} evasion positives", evasion[2]);
+    assert!(
+        evasion_recall >= EVASION_RECALL_FLOOR,
+        "evasion recall {evasion_recall:.3} < {EVASION_RECALL_FLOOR}"
+    );
+    assert!(
+        evasion_precision >= EVASION_PRECISION_FLOOR,
+        "evasion precision {evasion_precision:.3} < {EVASION_PRECISION_FLOOR}"
     );
 }

@@ -43,14 +43,34 @@ fn name_of_200_chars_is_accepted_and_201_refused() {
 
 #[test]
 fn length_counts_characters_not_bytes() {
-    // 200 Cyrillic letters are 400 bytes and still a valid name.
-    let name = "Иванов ".repeat(28) + "Иван";
+    // 200 Cyrillic characters are 390 bytes and still a valid name (10 words, so within the
+    // 20 words a normalised name may have).
+    let name = "Константинопольский ".repeat(9) + "Константинопольскийй";
     assert_eq!(name.chars().count(), 200);
     assert!(
         ScreenRequest::new(name, None, None)
             .validate_at(TODAY)
             .is_ok()
     );
+}
+
+/// Issue #30: 200 × U+FDFA passes the 200-character check but normalises to 1,600 words.
+#[test]
+fn a_name_that_normalises_past_400_characters_or_20_words_is_refused() {
+    for name in [
+        "\u{FDFA}".repeat(200),
+        "\u{FDFA}".repeat(8),
+        vec!["Ab"; 21].join(" "),
+        // 199 characters as typed; "ﬃ" (U+FB03) normalises to "ffi": 559 characters.
+        vec!["\u{FB03}".repeat(9); 20].join(" "),
+    ] {
+        let err = refused(&name, None, None);
+        assert_names_field(&err, "name");
+        assert!(err.to_string().contains("normalises"), "{err}");
+    }
+    ScreenRequest::new(vec!["Ab"; 20].join(" "), None, None)
+        .validate()
+        .expect("20 words are screened");
 }
 
 #[test]

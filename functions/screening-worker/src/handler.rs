@@ -178,6 +178,12 @@ impl<S: Sim, T: Store, Q: Queue> Worker<S, T, Q> {
             }
             Err(e) => return self.back_off(message, receives, None, &e.to_string()).await,
         };
+        // The message names the item's owner (SPEC §4); one that does not is not this
+        // item's message (a pre-#30 item and message both have none).
+        if item.client_id != parsed.client_id {
+            tracing::warn!(event = "screening_owner_mismatch", screening_id = id);
+            return Outcome::Skipped;
+        }
         if item.state != ScreeningState::Pending {
             tracing::info!(event = "screening_already_final", screening_id = id);
             return Outcome::Skipped;

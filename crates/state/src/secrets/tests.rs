@@ -53,12 +53,41 @@ async fn concurrent_callers_share_one_fetch() {
     assert_eq!(fake.calls.load(Ordering::SeqCst), 1);
 }
 
+/// Issue #30: with Secrets Manager down, every request retried the fetch.
 #[tokio::test(start_paused = true)]
-async fn failures_are_not_cached() {
+async fn a_failure_is_remembered_for_thirty_seconds() {
     let (fake, cache) = cache(true);
     assert!(cache.get().await.is_err());
+    tokio::time::advance(FAILURE_TTL - Duration::from_millis(1)).await;
     assert!(cache.get().await.is_err());
-    assert_eq!(fake.calls.load(Ordering::SeqCst), 2);
+    assert_eq!(fake.calls.load(Ordering::SeqCst), 1, "not asked again within 30 s");
+    tokio::time::advance(Duration::from_millis(1)).await;
+    assert!(cache.get().await.is_err());
+    assert_eq!(fake.calls.load(Ordering::SeqCst), 2, "asked again after 30 s");
+}
+
+struct Hanging;
+
+impl SecretFetcher for Hanging {
+    fn fetch(&self) -> BoxFuture<'_, Result<ChaosKey, StateError>> {
+        Box::pin(std::future::pending())
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_fetch_never_waits_past_the_callers_limit() {
+    let cache = SecretCache::with_fetcher(Arc::new(Hanging), "kosha/chaos-hmac-key", CACHE_TTL);
+    let started = Instant::now();
+    let limit = Duration::from_millis(300);
+    assert!(matches!(
+        cache.get_within(limit).await,
+        Err(StateError::Timeout { .. })
+    ));
+    assert_eq!(started.elapsed(), limit);
+    // Remembered: the next caller fails at once.
+    let again = Instant::now();
+    assert!(cache.get_within(limit).await.is_err());
+    assert_eq!(again.elapsed(), Duration::ZERO);
 }
 
 #[test]

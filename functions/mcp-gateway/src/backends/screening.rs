@@ -108,6 +108,7 @@ impl Screenings {
         bounded("PutItem", left(), self.table.put_screening(item)).await?;
         let body = serde_json::to_string(&ScreeningMessage {
             screening_id: item.id.clone(),
+            client_id: item.client_id.clone(),
         })
         .map_err(|e| RecordError::Queue(e.to_string()))?;
         let sent = bounded("SendMessage", left(), async {

@@ -4,9 +4,12 @@
 //! Reads `screening#<id>` ([`kosha_state::screening`]): `pending` while the screening-worker
 //! has not finished it (with `retry_after_s`: 5), then the full result (`clear` or
 //! `potential_match` with its matches), or `failed` with `failure_reason` when screening-sim
-//! refused the request as invalid. An unknown or expired id is `not_found`; a malformed one
-//! `invalid_argument` (from the `inputSchema`). The state table unreadable: the error code
-//! `dependency_unavailable` with `retry_after_s`.
+//! refused the request as invalid. An unknown or expired id is `not_found`, and so is another
+//! client's screening or one stored without an owner (before issue #30): SPEC §4, the same
+//! answer, so an id tells nothing about whose it is. A malformed one
+//! `invalid_argument` (from the `inputSchema`). The state table unreadable, or not answering
+//! within [`READ_WAIT`]: the error code `dependency_unavailable` with `retry_after_s`, well
+//! within the 3 s budget (issue #30: a hanging DynamoDB held each call for its whole budget).
 
 use std::time::Duration;
 
@@ -26,6 +29,11 @@ use kosha_contract::echo::clip;
 
 /// How long to wait before asking again about a pending screening, seconds.
 pub const PENDING_RETRY_AFTER_S: u64 = 5;
+
+/// Longest wait for the state table's read: a `GetItem` answers in milliseconds when DynamoDB
+/// is healthy; waiting longer only holds an in-flight slot (SPEC §6) for an answer that will
+/// not come.
+pub const READ_WAIT: Duration = Duration::from_secs(1);
 
 /// Arguments.
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -100,11 +108,11 @@ impl Tool for GetScreeningResult {
         };
         let now_s = kosha_state::SystemClock.now_s();
         let item = match call
-            .waiting(screenings.read(&id, now_s, call.remaining()))
+            .waiting(screenings.read(&id, now_s, READ_WAIT.min(call.remaining())))
             .await
         {
-            Ok(Some(item)) => item,
-            Ok(None) => {
+            Ok(Some(item)) if item.readable_by(call.principal) => item,
+            Ok(_) => {
                 return Err(ToolError::NotFound(format!(
                     "screening {} not found (unknown, or older than 7 days)",
                     clip(&id)

@@ -5,9 +5,10 @@
 //! - **Synchronous**: screening-sim answers within the policy (seed 004 §1: 1.5 s attempts,
 //!   2 of them, bulkhead 8, breaker 10 calls / 50 %, open 30 s) → `clear` or
 //!   `potential_match`, stored as a `done` `screening#<id>` item (7 days) so
-//!   `get_screening_result` can read it back. A store that fails does not withhold the
-//!   verdict (DynamoDB down is "metric only", SPEC §10): counted as
-//!   `screening_store_failed`.
+//!   `get_screening_result` can read it back. The store is waited for at most
+//!   [`STORE_WAIT`] (100 ms, SPEC §4); one that fails or takes longer does not withhold the
+//!   verdict (DynamoDB down is "metric only", SPEC §10): the answer keeps its id, and the
+//!   failure is counted as `screening_store_failed` (such an id may not be found later).
 //! - **Deferred**: the breaker is open or forced open, screening-sim asked not to be called
 //!   yet (a 429 with `Retry-After`, honoured by every call on this instance until its time:
 //!   `kosha_resilience::not_before`), the attempts failed (5xx, timeouts, connection errors,
@@ -47,6 +48,10 @@ use kosha_clients::screening::ScreeningError;
 /// Time kept after the sim call for recording a deferral (a PutItem and a SendMessage, a
 /// few ms each when healthy).
 pub const RECORD_RESERVE: Duration = Duration::from_millis(500);
+
+/// Longest wait for storing a synchronous answer (SPEC §4, issue #30: a hanging DynamoDB made
+/// every screening take its whole 5 s budget, holding an in-flight slot).
+pub const STORE_WAIT: Duration = Duration::from_millis(100);
 
 /// The shortest `retry_after_s` of a deferred answer (SPEC §4).
 pub const MIN_RETRY_AFTER: Duration = Duration::from_secs(5);
@@ -154,11 +159,9 @@ impl Tool for ScreenEntity {
                     matches: answer.matches.clone(),
                     retry_after_s: None,
                 };
-                store_answer(
-                    call,
-                    ScreeningItem::new(id, request, ScreeningState::Done(answer), now_s),
-                )
-                .await;
+                let item = ScreeningItem::new(id, request, ScreeningState::Done(answer), now_s)
+                    .owned_by(call.principal);
+                store_answer(call, item).await;
                 return Ok(output);
             }
             Err(e) => e,
@@ -172,7 +175,8 @@ impl Tool for ScreenEntity {
         let Some(screenings) = &call.gateway.screenings else {
             return Err(unavailable);
         };
-        let item = ScreeningItem::new(id.clone(), request, ScreeningState::Pending, now_s);
+        let item = ScreeningItem::new(id.clone(), request, ScreeningState::Pending, now_s)
+            .owned_by(call.principal);
         if let Err(e) = call
             .waiting(screenings.defer(&item, call.remaining()))
             .await
@@ -191,11 +195,12 @@ impl Tool for ScreenEntity {
     }
 }
 
-/// Stores a synchronous answer; a failure is counted and logged, the verdict still goes out.
+/// Stores a synchronous answer within [`STORE_WAIT`]; a failure is counted and logged, the
+/// verdict still goes out.
 async fn store_answer(call: &Call<'_>, item: ScreeningItem) {
     let stored = match &call.gateway.screenings {
         Some(s) => call
-            .waiting(s.store(&item, call.remaining()))
+            .waiting(s.store(&item, STORE_WAIT.min(call.remaining())))
             .await
             .map_err(|e| e.to_string()),
         None => Err("no screening store configured".to_owned()),

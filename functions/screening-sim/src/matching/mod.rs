@@ -13,6 +13,15 @@
 //! Ivanoff) and Double Metaphone the shared sound (Qasim / Kassem), while names that share
 //! only a prefix (Milica / Milan) are kept apart; see [`align`].
 //!
+//! **Forms of the query (issue #30).** Punctuation inside a word is sometimes part of the
+//! name (`Al-Tamimi`, `O'Brien`) and sometimes put there to break a listed name up
+//! (`Na-bil Sa-mir Had-dad`); words are sometimes run together (`NabilSamirHaddad`,
+//! `Altamimi`). So a query is scored in up to four forms and each entry keeps its best: the
+//! split form ([`normalize`]), the joined form ([`normalize_joined`]), and each of these with
+//! its run-together tokens [segmented](Screener::segmented) into list tokens. A name without
+//! inner punctuation or run-together words has one form. Invisible characters are dropped
+//! before any of this ([`crate::normalize::is_ignorable`]).
+//!
 //! **Speed.** The watchlist's names are normalised once when the [`Screener`] is built, and
 //! their tokens interned into a vocabulary of distinct tokens with posting lists. A request
 //! compares each query token with each distinct token once (not with every name), then
@@ -28,7 +37,7 @@ use std::sync::LazyLock;
 use time::Date;
 
 use crate::error::ScreenError;
-use crate::normalize::normalize;
+use crate::normalize::{self, NormalizedName, from_folded, normalize, normalize_joined};
 use crate::request::ValidRequest;
 use crate::watchlist::{EntryKind, Watchlist};
 use align::{AlignToken, Sound, name_score, similarity, sound};
@@ -37,6 +46,12 @@ use align::{AlignToken, Sound, name_score, similarity, sound};
 pub const DEFAULT_THRESHOLD: f64 = 0.85;
 /// The default cap on returned matches.
 pub const DEFAULT_MAX_MATCHES: usize = 10;
+/// Shortest query token tried as run-together words, and shortest piece it splits into.
+const MIN_RUN_TOGETHER: usize = 5;
+/// Shortest piece of a run-together token (`al` in `altamimi`).
+const MIN_PIECE: usize = 2;
+/// Longest query token tried as run-together words (bounds the quadratic split).
+const MAX_RUN_TOGETHER: usize = 64;
 
 /// Matcher settings.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -109,6 +124,8 @@ pub struct Screener {
     vocab: Vec<(String, bool, Sound)>,
     /// For each vocabulary token, the names (indices into `names`) that contain it.
     postings: Vec<Vec<u32>>,
+    /// Vocabulary id of each token text.
+    ids: HashMap<String, u32>,
 }
 
 static BUNDLED: LazyLock<Screener> =
@@ -163,6 +180,7 @@ impl Screener {
             names,
             vocab,
             postings,
+            ids,
         }
     }
 
@@ -181,30 +199,51 @@ impl Screener {
     /// Screens a validated request (see the module doc for what is scored).
     #[must_use]
     pub fn screen(&self, request: &ValidRequest) -> ScreenResponse {
-        let query = &request.query.tokens;
-        let q_align: Vec<AlignToken> = query
+        let forms = self.forms(request);
+        // Each distinct query token text gets one row of similarities against the
+        // vocabulary, shared by every form that has it.
+        let mut rows: Vec<&str> = Vec::new();
+        let aligned: Vec<Vec<AlignToken>> = forms
             .iter()
-            .enumerate()
-            .map(|(i, t)| AlignToken {
-                id: u32::try_from(i).unwrap_or(u32::MAX),
-                weight: t.weight,
-                particle: t.particle,
-                initial: t.text.len() == 1,
+            .map(|form| {
+                form.tokens
+                    .iter()
+                    .map(|t| {
+                        let row = rows.iter().position(|r| *r == t.text).unwrap_or_else(|| {
+                            rows.push(&t.text);
+                            rows.len() - 1
+                        });
+                        AlignToken {
+                            id: u32::try_from(row).unwrap_or(u32::MAX),
+                            weight: t.weight,
+                            particle: t.particle,
+                            initial: t.text.len() == 1,
+                        }
+                    })
+                    .collect()
             })
             .collect();
-        let q_sounds: Vec<Sound> = query.iter().map(|t| sound(&t.text)).collect();
-        // Query token × distinct list token similarities, computed once per request.
         let width = self.vocab.len();
-        let mut sims = vec![0.0_f64; query.len() * width];
-        let mut candidate = vec![false; self.names.len()];
-        for ((qi, q), q_sound) in query.iter().enumerate().zip(&q_sounds) {
-            for (vi, (text, particle, v_sound)) in self.vocab.iter().enumerate() {
-                if *particle != q.particle {
+        let mut sims = vec![0.0_f64; rows.len() * width];
+        let mut pairing: Vec<Vec<usize>> = vec![Vec::new(); rows.len()];
+        for (qi, text) in rows.iter().enumerate() {
+            let (q_particle, q_sound) = (normalize::is_particle(text), sound(text));
+            for (vi, (v_text, particle, v_sound)) in self.vocab.iter().enumerate() {
+                if *particle != q_particle {
                     continue;
                 }
-                let s = similarity(&q.text, q_sound, text, v_sound);
+                let s = similarity(text, &q_sound, v_text, v_sound);
                 if s > 0.0 {
                     sims[qi * width + vi] = s;
+                    pairing[qi].push(vi);
+                }
+            }
+        }
+        let mut best: HashMap<usize, f64> = HashMap::new();
+        for q_align in &aligned {
+            let mut candidate = vec![false; self.names.len()];
+            for t in q_align {
+                for &vi in pairing.get(t.id as usize).map(Vec::as_slice).unwrap_or(&[]) {
                     for &n in self.postings.get(vi).map(Vec::as_slice).unwrap_or(&[]) {
                         if let Some(c) = candidate.get_mut(n as usize) {
                             *c = true;
@@ -212,17 +251,16 @@ impl Screener {
                     }
                 }
             }
-        }
-        let mut best: HashMap<usize, f64> = HashMap::new();
-        for (name, _) in self.names.iter().zip(&candidate).filter(|(_, c)| **c) {
-            let s = name_score(&q_align, &name.tokens, |q, n| {
-                sims.get(q.id as usize * width + n.id as usize)
-                    .copied()
-                    .unwrap_or(0.0)
-            });
-            if s > 0.0 {
-                let slot = best.entry(name.entry).or_insert(0.0);
-                *slot = slot.max(s);
+            for (name, _) in self.names.iter().zip(&candidate).filter(|(_, c)| **c) {
+                let s = name_score(q_align, &name.tokens, |q, n| {
+                    sims.get(q.id as usize * width + n.id as usize)
+                        .copied()
+                        .unwrap_or(0.0)
+                });
+                if s > 0.0 {
+                    let slot = best.entry(name.entry).or_insert(0.0);
+                    *slot = slot.max(s);
+                }
             }
         }
         let mut matches: Vec<ScreenMatch> = best
@@ -256,6 +294,83 @@ impl Screener {
             ScreenStatus::PotentialMatch
         };
         ScreenResponse { status, matches }
+    }
+}
+
+impl Screener {
+    /// The forms a query is scored in (module doc): split, joined, and each with its
+    /// run-together tokens segmented; duplicates left out.
+    fn forms(&self, request: &ValidRequest) -> Vec<NormalizedName> {
+        let mut forms = vec![request.query.clone()];
+        let joined = normalize_joined(&request.name);
+        if !joined.is_empty() && joined != request.query {
+            forms.push(joined);
+        }
+        for i in 0..forms.len() {
+            if let Some(split) = forms.get(i).and_then(|f| self.segmented(f))
+                && !forms.contains(&split)
+            {
+                forms.push(split);
+            }
+        }
+        forms
+    }
+
+    /// `name` with each token that is not a list token but is several list tokens run
+    /// together (`nabilsamirhaddad`, `altamimi`, `stonebrookresourcesllp`) replaced by them:
+    /// the split into the fewest pieces of at least [`MIN_PIECE`] letters, each a vocabulary
+    /// token or a stop token (a legal form or an honorific, then dropped as usual), at least
+    /// one of them a vocabulary token that is not a particle. `None` when no token splits so.
+    #[must_use]
+    pub fn segmented(&self, name: &NormalizedName) -> Option<NormalizedName> {
+        let mut changed = false;
+        let mut texts = Vec::with_capacity(name.tokens.len());
+        for t in &name.tokens {
+            match self.split_run_together(&t.text) {
+                Some(pieces) => {
+                    changed = true;
+                    texts.extend(pieces);
+                }
+                None => texts.push(t.text.clone()),
+            }
+        }
+        changed.then(|| from_folded(texts))
+    }
+
+    /// The pieces of `text` (see [`Screener::segmented`]), by dynamic programming over its
+    /// prefixes: `fewest[i]` is the fewest pieces `text[..i]` splits into.
+    fn split_run_together(&self, text: &str) -> Option<Vec<String>> {
+        let n = text.len();
+        if n < MIN_RUN_TOGETHER || n > MAX_RUN_TOGETHER || self.ids.contains_key(text) {
+            return None;
+        }
+        let mut fewest: Vec<Option<(usize, usize)>> = vec![None; n + 1]; // (pieces, start)
+        fewest[0] = Some((0, 0));
+        for end in MIN_PIECE..=n {
+            for start in 0..=end - MIN_PIECE {
+                let (Some((pieces, _)), Some(piece)) = (fewest[start], text.get(start..end)) else {
+                    continue;
+                };
+                let known = self.ids.contains_key(piece) || normalize::is_stop_token(piece);
+                if known && fewest[end].is_none_or(|(best, _)| pieces + 1 < best) {
+                    fewest[end] = Some((pieces + 1, start));
+                }
+            }
+        }
+        let mut pieces = Vec::new();
+        let mut end = n;
+        while end > 0 {
+            let (_, start) = fewest[end]?;
+            pieces.push(text.get(start..end)?.to_owned());
+            end = start;
+        }
+        pieces.reverse();
+        let significant = pieces.iter().any(|p| {
+            self.ids.contains_key(p.as_str())
+                && !normalize::is_particle(p)
+                && !normalize::is_stop_token(p)
+        });
+        (pieces.len() >= 2 && significant).then_some(pieces)
     }
 }
 

@@ -31,6 +31,12 @@
 //! | `contradicted` | none | a listed person's exact name with a date of birth 8+ years off and another country |
 //! | `same_family_other_given` | none | a listed person's family name with another given name of the same culture |
 //! | `same_given_other_family` | none | a listed person's given name with another family name of the same culture |
+//! | `evasion_format` | entry | an invisible code point (general category `Cf` or `Default_Ignorable_Code_Point`: TAG, bidi, Arabic number signs, interlinear annotation, Hangul fillers …) inside every word of 3+ letters (issue #30) |
+//! | `evasion_punctuation` | entry | a hyphen, underscore, middle dot or dash inside every word of 4+ letters ("Na-bil Sa-mir Had-dad") |
+//! | `evasion_run_together` | entry | a person's or company's words run together ("NabilSamirHaddad", "nabilsamir haddad") |
+//! | `evasion_format_negative` | none | an ordinary name with the same invisible insertions |
+//! | `evasion_punctuation_negative` | none | a recombined or ordinary name with the same punctuation inside words, or a real double-barrelled name ("Jean-Luc Moreau") |
+//! | `evasion_run_together_negative` | none | a recombined or ordinary name run together |
 //!
 //! A built negative is dropped when some entry carries both of its names in any pool
 //! spelling, or names one keyboard slip away from both (Damerau–Levenshtein ≤ 1: "Goran Ilić"
@@ -73,6 +79,83 @@ impl Labelled {
             v["date_of_birth"] = d.clone().into();
         }
         v.to_string()
+    }
+}
+
+/// Invisible code points of the evasion classes (issue #30), one or more per class.
+pub const INVISIBLE: &[char] = &[
+    '\u{E0001}',
+    '\u{E0020}',
+    '\u{E0041}',
+    '\u{E007F}',
+    '\u{206A}',
+    '\u{206B}',
+    '\u{206F}',
+    '\u{FFF9}',
+    '\u{FFFA}',
+    '\u{FFFB}',
+    '\u{0600}',
+    '\u{0601}',
+    '\u{0605}',
+    '\u{061C}',
+    '\u{06DD}',
+    '\u{070F}',
+    '\u{08E2}',
+    '\u{110BD}',
+    '\u{13430}',
+    '\u{13438}',
+    '\u{1BCA0}',
+    '\u{1BCA3}',
+    '\u{1D173}',
+    '\u{1D17A}',
+    '\u{200B}',
+    '\u{200D}',
+    '\u{2060}',
+    '\u{2064}',
+    '\u{FEFF}',
+    '\u{00AD}',
+    '\u{180E}',
+    '\u{034F}',
+    '\u{115F}',
+    '\u{3164}',
+    '\u{FE0F}',
+    '\u{E0100}',
+    '\u{17B4}',
+];
+
+/// Punctuation put inside words to break them up (issue #30).
+pub const INNER_PUNCTUATION: &[&str] = &["-", "_", "\u{00B7}", "\u{2013}", "\u{2010}", "~"];
+
+/// `name` with `insert` put inside every word of at least `min` characters, at a random
+/// position that is neither the first nor after the last character.
+fn inside_words(rng: &mut SplitMix64, name: &str, min: usize, insert: &str) -> String {
+    name.split(' ')
+        .map(|w| {
+            let chars: Vec<char> = w.chars().collect();
+            if chars.len() < min || !chars.iter().all(|c| c.is_alphabetic()) {
+                return w.to_owned();
+            }
+            let at = 1 + rng.below(chars.len() - 1);
+            let (a, b) = chars.split_at(at);
+            format!(
+                "{}{insert}{}",
+                a.iter().collect::<String>(),
+                b.iter().collect::<String>()
+            )
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// `name`'s words run together: all of them in CamelCase, all lower case, or the first two
+/// only.
+fn run_together(rng: &mut SplitMix64, name: &str) -> String {
+    let words: Vec<&str> = name.split(' ').collect();
+    match rng.below(3) {
+        0 => words.concat(),
+        1 => words.concat().to_lowercase(),
+        _ if words.len() >= 3 => format!("{}{} {}", words[0], words[1], words[2..].join(" ")),
+        _ => words.concat(),
     }
 }
 
@@ -767,5 +850,98 @@ pub fn generate() -> Vec<Labelled> {
             made += 1;
         }
     }
+    evasions(&mut rng, list, &cultures, ORDINARY, &mut out);
     out
+}
+
+/// The evasion classes of issue #30 and their negatives, appended after the other classes
+/// so that those keep their queries.
+fn evasions(
+    rng: &mut SplitMix64,
+    list: &Watchlist,
+    cultures: &[(&[Given], &[Family])],
+    ordinary: &[(&[&str], &[&str])],
+    out: &mut Vec<Labelled>,
+) {
+    let latin: Vec<&WatchlistEntry> = list
+        .entries()
+        .iter()
+        .filter(|e| is_latin(&e.name) && e.kind != EntryKind::Vessel)
+        .collect();
+    let mut invisible = INVISIBLE.iter().cycle();
+    for _ in 0..INVISIBLE.len() {
+        let (Some(e), Some(c)) = (rng.pick(&latin), invisible.next()) else {
+            break;
+        };
+        let q = inside_words(rng, &e.name, 3, &c.to_string());
+        out.push(pos(e, q, "evasion_format"));
+    }
+    for i in 0..30 {
+        let Some(e) = rng.pick(&latin) else { break };
+        let mark = INNER_PUNCTUATION[i % INNER_PUNCTUATION.len()];
+        let q = inside_words(rng, &e.name, 4, mark);
+        out.push(pos(e, q, "evasion_punctuation"));
+    }
+    let persons_and_companies: Vec<&&WatchlistEntry> = latin
+        .iter()
+        .filter(|e| e.name.split(' ').count() >= 2 && e.country != "KP")
+        .collect();
+    for _ in 0..20 {
+        let Some(e) = rng.pick(&persons_and_companies) else {
+            break;
+        };
+        let q = run_together(rng, &e.name);
+        out.push(pos(e, q, "evasion_run_together"));
+    }
+    // Negatives: names on no list, with the same marks.
+    let innocent = |rng: &mut SplitMix64| -> Option<String> {
+        if rng.chance(50) {
+            let (gs, fs) = rng.pick(ordinary)?;
+            Some(format!("{} {}", rng.pick(gs)?, rng.pick(fs)?))
+        } else {
+            let (gs, fs) = rng.pick(cultures)?;
+            let (g, f) = (rng.pick(gs)?, rng.pick(fs)?);
+            (!ambiguous(list, g, f)).then(|| format!("{} {}", g.latin, f.latin))
+        }
+    };
+    let mut made = 0;
+    while made < 20 {
+        let (Some(name), Some(c)) = (innocent(rng), invisible.next()) else {
+            continue;
+        };
+        out.push(neg(
+            inside_words(rng, &name, 3, &c.to_string()),
+            "evasion_format_negative",
+        ));
+        made += 1;
+    }
+    made = 0;
+    while made < 20 {
+        let Some(name) = innocent(rng) else { continue };
+        let mark = INNER_PUNCTUATION[made % INNER_PUNCTUATION.len()];
+        out.push(neg(
+            inside_words(rng, &name, 4, mark),
+            "evasion_punctuation_negative",
+        ));
+        made += 1;
+    }
+    for name in [
+        "Jean-Luc Moreau",
+        "Anne-Marie Lefebvre",
+        "Hans-Peter Vogel",
+        "Mary-Kate O'Connor",
+        "Sean O'Sullivan",
+        "Lloyd-Davies Consulting Ltd",
+    ] {
+        out.push(neg(name.to_owned(), "evasion_punctuation_negative"));
+    }
+    made = 0;
+    while made < 15 {
+        let Some(name) = innocent(rng) else { continue };
+        out.push(neg(
+            run_together(rng, &name),
+            "evasion_run_together_negative",
+        ));
+        made += 1;
+    }
 }
