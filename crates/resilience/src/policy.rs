@@ -29,6 +29,8 @@
 //!   error (`E: From<InjectedFault>`) and is classified like a real one; an injected timeout
 //!   pends until the attempt timeout fires; injected latency sleeps inside the attempt, so it
 //!   counts against both the attempt timeout and the deadline.
+//! - **Spans (SPEC §12):** each attempt runs in a span of its own (module `span`), `op`
+//!   inside it; rejections before the loop open none.
 //! - **Metrics (SPEC §12):** `retries` and `deadline_exceeded` (`hop` = dependency) here;
 //!   `bulkhead_*`, `breaker_state`, `retry_budget_exhausted` in their modules.
 
@@ -53,7 +55,9 @@ use crate::deadline::Deadline;
 use crate::error::ConfigError;
 use crate::overrides::{ForcedOpen, OverrideSource};
 use crate::retry::{Idempotency, RetryDecision};
+use crate::span;
 use crate::timeout::AttemptBudget;
+use tracing::Instrument as _;
 
 /// Why a protected call failed. The gateway maps each variant to a tool error (SPEC §3):
 /// `DeadlineExceeded` → `deadline_exceeded`; `BulkheadFull` → `overloaded`; `CircuitOpen`,
@@ -224,14 +228,21 @@ impl Policy {
                 number,
                 timeout: budget.timeout,
             };
-            // Poll once before arming the timer: a ready answer costs no timer at all.
-            let mut call = pin!(op(attempt));
-            let result = match poll_fn(|cx| Poll::Ready(call.as_mut().poll(cx))).await {
-                Poll::Ready(result) => Ok(result),
-                Poll::Pending => tokio::time::timeout_at(now + budget.timeout, call).await,
+            let remaining = deadline.instant().saturating_duration_since(now);
+            let span = span::attempt(&self.breaker, number, budget.timeout, remaining);
+            let result = {
+                // `op` is called inside the span, so a fault it draws is recorded there.
+                let call = span.in_scope(|| op(attempt)).instrument(span.clone());
+                // Poll once before arming the timer: a ready answer costs no timer at all.
+                let mut call = pin!(call);
+                match poll_fn(|cx| Poll::Ready(call.as_mut().poll(cx))).await {
+                    Poll::Ready(result) => Ok(result),
+                    Poll::Pending => tokio::time::timeout_at(now + budget.timeout, call).await,
+                }
             };
             let (error, class) = match result {
                 Ok(Ok(value)) => {
+                    span::ended(&span, Ok(()));
                     permit.record(Outcome::Success);
                     self.budget.deposit();
                     return Ok(value);
@@ -248,6 +259,7 @@ impl Policy {
                     (PolicyError::AttemptTimeout, ErrorClass::Timeout)
                 }
             };
+            span::ended(&span, Err(&class));
             let decision = self.config.retry.decide(
                 number,
                 &class,
@@ -256,6 +268,9 @@ impl Policy {
                 self.config.attempt.margin,
                 &self.budget,
             );
+            span::decided(&span, &decision);
+            // The attempt's span ends here, before any backoff.
+            drop(span);
             match decision {
                 RetryDecision::RetryAfter(delay) => {
                     self.retries.increment(1);
@@ -302,7 +317,11 @@ impl Policy {
             return self.call(deadline, idempotency, op).await;
         };
         let faulted = |attempt: Attempt| {
-            let step = match faults.draw() {
+            let drawn = faults.draw();
+            if let Some(action) = drawn {
+                span::faulted(action);
+            }
+            let step = match drawn {
                 None => Step::Call(op(attempt)),
                 Some(FaultAction::Latency(d)) if d < attempt.timeout => Step::Delay(
                     d,
