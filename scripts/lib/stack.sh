@@ -23,9 +23,10 @@ check_function() {
 # Whether NAME is one of STACK_PROXIES: is_proxy NAME
 is_proxy() { [[ " ${STACK_PROXIES[*]} " == *" $1 "* ]]; }
 
-# What a function's environment keeps from the shell that runs `up`: the AWS SDK's and
-# Kosha's settings, logging, and the process basics (no other shell variable reaches it).
-FN_ENV_KEEP='^(AWS_[A-Z0-9_]*|KOSHA_[A-Z0-9_]*|RUST_[A-Z0-9_]*|DATABASE_URL|PATH|HOME|USER|LOGNAME|LANG|LC_[A-Z]+|TZ|TMPDIR|SSL_CERT_(FILE|DIR)|(HTTPS?|NO|ALL)_PROXY|(https?|no|all)_proxy)='
+# What a function's environment keeps from the shell that runs `up`: the AWS SDK's,
+# OpenTelemetry's and Kosha's settings, logging, and the process basics (no other shell
+# variable reaches it).
+FN_ENV_KEEP='^(AWS_[A-Z0-9_]*|OTEL_[A-Z0-9_]*|KOSHA_[A-Z0-9_]*|RUST_[A-Z0-9_]*|DATABASE_URL|PATH|HOME|USER|LOGNAME|LANG|LC_[A-Z]+|TZ|TMPDIR|SSL_CERT_(FILE|DIR)|(HTTPS?|NO|ALL)_PROXY|(https?|no|all)_proxy)='
 
 # Starts one function binary in local mode in the background; records its PID, and under
 # $DEV_DIR/cmd how it was started, for `scripts/dev start NAME`: NAME.args (its port only:
@@ -233,6 +234,7 @@ status_all() {
 #   stack_up DATABASE_URL
 stack_up() {
   stack_prepare "$1"
+  [[ -z "${KOSHA_STACK_OTLP_OUT:-}" ]] || otlp_receiver_up "$KOSHA_STACK_OTLP_OUT"
   local core_port gw_port
   core_port="$(free_port)"; gw_port="$(free_port)"
   log "starting core-api on 127.0.0.1:$core_port"
@@ -249,6 +251,23 @@ stack_up() {
   start_fn outbox-relay 0 DATABASE_URL="$STACK_DB_URL"
   wait_healthy outbox-relay 0
   stack_write_env "http://127.0.0.1:$gw_port/mcp" "http://127.0.0.1:$core_port"
+}
+
+# An OTLP/HTTP trace receiver on a free port (scripts/otlp_receiver.py, the venv's Python),
+# writing every span it gets to OUT as a JSON line; exports OTEL_EXPORTER_OTLP_ENDPOINT (and a
+# short batch delay) so every function started after it sends it its spans (SPEC §12).
+#   otlp_receiver_up OUT
+otlp_receiver_up() {
+  local out="$1" port
+  port="$(free_port)"
+  : > "$out"
+  mkdir -p "$DEV_DIR/pids" "$DEV_DIR/logs"
+  log "starting the OTLP receiver on 127.0.0.1:$port (spans: ${out#"$ROOT"/})"
+  setsid "$VENV/bin/python" "$ROOT/scripts/otlp_receiver.py" "$port" "$out" \
+    >"$DEV_DIR/logs/otlp-receiver.log" 2>&1 < /dev/null &
+  echo $! > "$DEV_DIR/pids/otlp-receiver.pid"
+  wait_http "http://127.0.0.1:$port/healthz" 30 || die "the OTLP receiver did not start"
+  export OTEL_EXPORTER_OTLP_ENDPOINT="http://127.0.0.1:$port" OTEL_BSP_SCHEDULE_DELAY=200
 }
 
 # screening-sim on a free port (its /admin/chaos token minted here) and the screening-worker's
@@ -514,5 +533,6 @@ AWS_EC2_METADATA_DISABLED=true
 KOSHA_EMBEDDINGS_URL=$KOSHA_EMBEDDINGS_URL
 KOSHA_EMBEDDINGS_MODEL=$KOSHA_EMBEDDINGS_MODEL
 KOSHA_EMBEDDINGS_DIMENSIONS=$KOSHA_EMBEDDINGS_DIMENSIONS
+KOSHA_OTLP_SPANS=${KOSHA_STACK_OTLP_OUT:-}
 ENV
 }

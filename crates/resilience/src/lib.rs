@@ -85,4 +85,5 @@ pub mod policy;
 pub mod principal_rate;
 pub mod rate_limit;
 pub mod retry;
+mod span;
 pub mod timeout;

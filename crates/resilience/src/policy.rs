@@ -42,6 +42,8 @@
 //!   pends until the attempt timeout fires; injected latency sleeps inside the attempt, so it
 //!   counts against both the attempt timeout and the deadline. A hedge draws its own plan,
 //!   as any attempt does.
+//! - **Spans (SPEC §12):** each attempt runs in a span of its own (module `span`), `op`
+//!   inside it, a hedge's marked `hedge = true`; rejections before the loop open none.
 //! - **Metrics (SPEC §12):** `retries` and `deadline_exceeded` (`hop` = dependency) here;
 //!   `bulkhead_*`, `bulkhead_limit`, `breaker_state`, `retry_budget_exhausted`, `hedges` in
 //!   their modules.
@@ -72,7 +74,9 @@ use crate::hedge::{HedgeConfig, Hedger};
 use crate::not_before::NotBefore;
 use crate::overrides::{ForcedOpen, OverrideSource};
 use crate::retry::{Idempotency, RetryDecision};
+use crate::span;
 use crate::timeout::AttemptBudget;
+use tracing::Instrument as _;
 
 /// Why a protected call failed. The gateway maps each variant to a tool error (SPEC §3):
 /// `DeadlineExceeded` → `deadline_exceeded`; `BulkheadFull` → `overloaded`; `CircuitOpen`,
@@ -318,8 +322,12 @@ impl Policy {
                 timeout: budget.timeout,
                 hedge: false,
             };
+            let remaining = deadline.instant().saturating_duration_since(now);
+            let span = span::attempt(&self.breaker, number, budget.timeout, remaining);
+            // `op` is called inside the span, so a fault it draws is recorded there.
+            let call = span.in_scope(|| op(attempt)).instrument(span.clone());
             // Poll once before arming the timer: a ready answer costs no timer at all.
-            let mut call = pin!(op(attempt));
+            let mut call = pin!(call);
             // `None`: the attempt timed out.
             let result = match poll_fn(|cx| Poll::Ready(call.as_mut().poll(cx))).await {
                 Poll::Ready(result) => {
@@ -345,6 +353,7 @@ impl Policy {
             };
             let (error, class) = match result {
                 Some(Ok(value)) => {
+                    span::ended(&span, Ok(()));
                     permit.record(Outcome::Success);
                     self.budget.deposit();
                     if self.not_before.is_set() {
@@ -371,6 +380,7 @@ impl Policy {
                     (PolicyError::AttemptTimeout, ErrorClass::Timeout)
                 }
             };
+            span::ended(&span, Err(&class));
             let decision = self.config.retry.decide(
                 number,
                 &class,
@@ -379,6 +389,9 @@ impl Policy {
                 self.config.attempt.margin,
                 &self.budget,
             );
+            span::decided(&span, &decision);
+            // The attempt's span ends here, before any backoff.
+            drop(span);
             match decision {
                 RetryDecision::RetryAfter(delay) => {
                     self.retries.increment(1);
@@ -430,7 +443,11 @@ impl Policy {
             return self.call(deadline, idempotency, op).await;
         };
         let faulted = |attempt: Attempt| {
-            let step = match faults.draw() {
+            let drawn = faults.draw();
+            if let Some(action) = drawn {
+                span::faulted(action);
+            }
+            let step = match drawn {
                 None => Step::Call(op(attempt)),
                 Some(FaultAction::Latency(d)) if d < attempt.timeout => Step::Delay(
                     d,

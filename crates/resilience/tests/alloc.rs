@@ -41,16 +41,24 @@ fn success_path_does_not_allocate() {
         .build()
         .unwrap();
     let _context = rt.enter();
-    let plain =
-        Policy::try_new(Dependency::CoreApi, common::core_api_read(), Arc::new(NoOverrides)).unwrap();
+    let plain = Policy::try_new(
+        Dependency::CoreApi,
+        common::core_api_read(),
+        Arc::new(NoOverrides),
+    )
+    .unwrap();
     // With the policies of issue #33 on: hedging (its histogram and budget are fed on every
     // call) and the adaptive limit (fed every attempt's latency).
-    let full = Policy::try_new(Dependency::CoreApi, common::core_api_read(), Arc::new(NoOverrides))
-        .unwrap()
-        .with_hedging(HedgeConfig::DEFAULT)
-        .unwrap()
-        .with_adaptive_concurrency(AdaptiveConfig::for_capacity(32))
-        .unwrap();
+    let full = Policy::try_new(
+        Dependency::CoreApi,
+        common::core_api_read(),
+        Arc::new(NoOverrides),
+    )
+    .unwrap()
+    .with_hedging(HedgeConfig::DEFAULT)
+    .unwrap()
+    .with_adaptive_concurrency(AdaptiveConfig::for_capacity(32))
+    .unwrap();
     let deadline = Deadline::after(Duration::from_secs(60));
     for policy in [&plain, &full] {
         let call = || {

@@ -31,7 +31,12 @@ fn s(v: u64) -> Duration {
 }
 
 fn policy() -> Policy {
-    Policy::try_new(Dependency::ScreeningSim, common::openai(), Arc::new(NoOverrides)).unwrap()
+    Policy::try_new(
+        Dependency::ScreeningSim,
+        common::openai(),
+        Arc::new(NoOverrides),
+    )
+    .unwrap()
 }
 
 fn status(status: u16, retry_after: Option<Duration>) -> ErrorClass {

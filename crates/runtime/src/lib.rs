@@ -4,7 +4,7 @@
 //! - [`telemetry`]: JSON-lines tracing to stdout, once per process.
 //! - [`audit`]: audit event names, the `audit!` macro and the per-key throttle.
 //! - [`metrics`]: the metric catalogue (SPEC §12), printed in `docs/metrics.md`.
-//! - `otlp` (feature `otlp`): OTLP export of request spans, off unless `KOSHA_OTLP_ENDPOINT`.
+//! - [`otlp`]: OTLP/HTTP export of spans, on when OpenTelemetry's variables ask for it.
 //! - [`trace`]: the request span, W3C trace context in and out (SPEC §12).
 //! - [`serve`]: runs one axum [`Router`](axum::Router) under the Lambda runtime when
 //!   `AWS_LAMBDA_RUNTIME_API` is set, otherwise as a plain HTTP server on `KOSHA_LISTEN`;
@@ -21,7 +21,6 @@ pub mod audit;
 pub mod aws;
 pub mod config;
 pub mod metrics;
-#[cfg(feature = "otlp")]
 pub mod otlp;
 mod serve;
 pub mod server;
@@ -30,4 +29,7 @@ pub mod telemetry;
 pub mod tls;
 pub mod trace;
 
-pub use serve::{LAMBDA_RUNTIME_API_ENV, ServeError, block_on, on_lambda, serve, serve_with_tasks};
+pub use serve::{
+    LAMBDA_RUNTIME_API_ENV, ServeError, block_on, flushing, handle_event, on_lambda, serve,
+    serve_with_tasks,
+};

@@ -1,72 +1,176 @@
-//! OTLP export of request spans (feature `otlp`, off by default; SPEC §12). With
-//! `KOSHA_OTLP_ENDPOINT` set (an OTLP/HTTP traces URL, `http://127.0.0.1:4318/v1/traces`), every
-//! `request` span of [`crate::trace`] is exported as an OpenTelemetry span, a child of the
-//! caller's trace context, and the context propagated downstream is that span's, so a collector
-//! sees one tree across the hops. Unset, nothing is exported and nothing changes. On Lambda the
-//! spans are flushed after each invocation ([`flush`], called by [`crate::serve`]); the ADOT
-//! layer remains the usual route there. The service name comes from `OTEL_SERVICE_NAME`.
+//! OTLP/HTTP export of spans (SPEC §12), in every build, on only when OpenTelemetry's own
+//! variables ask for it.
+//!
+//! - **When:** [`init`] builds the exporter when `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT` or
+//!   `OTEL_EXPORTER_OTLP_ENDPOINT` is set and not empty, unless `OTEL_SDK_DISABLED=true` or
+//!   `OTEL_TRACES_EXPORTER=none` (the OpenTelemetry SDK environment specification). Unset,
+//!   nothing is built, no span of [`is_exported`] is ever created, and the log subscriber is
+//!   the one it was before export existed ([`crate::telemetry::subscriber`]).
+//! - **How it is configured:** by the crates themselves, from the standard variables: the
+//!   endpoint (`…_TRACES_ENDPOINT` as given, `…_ENDPOINT` with `/v1/traces` appended),
+//!   `OTEL_EXPORTER_OTLP_HEADERS` and `OTEL_EXPORTER_OTLP_TIMEOUT` in opentelemetry-otlp (the
+//!   protocol is `http/protobuf`, the one built in); `OTEL_SERVICE_NAME`,
+//!   `OTEL_RESOURCE_ATTRIBUTES`, `OTEL_TRACES_SAMPLER` (+ `_ARG`) and `OTEL_BSP_*` in
+//!   opentelemetry_sdk. The service name defaults to the function's (`mcp-gateway`, …) when
+//!   neither names one.
+//! - **What:** every span of this workspace's crates at `info` or above ([`is_exported`]): the
+//!   `request` span of [`crate::trace`] and the spans the functions and the resilience policy
+//!   open inside it (tool call, dependency attempt, database, embeddings, batches). Their
+//!   fields become attributes; log events are not exported. The `request` span is a child of
+//!   the caller's `traceparent` (or X-Ray header), and the context sent onwards is that of the
+//!   innermost exported span ([`crate::trace::inject`]), so one trace spans the hops.
+//! - **Lambda:** the instance is frozen once a response is returned, so [`flush`] sends the
+//!   finished spans first, waiting at most [`FLUSH_WAIT`] (the collector, usually the ADOT
+//!   layer's, is on localhost).
 
 use std::sync::OnceLock;
+use std::time::Duration;
 
 use opentelemetry::Context;
 use opentelemetry::trace::{SpanContext, TraceContextExt, TracerProvider as _};
-use opentelemetry_otlp::WithExportConfig;
 use opentelemetry_sdk::trace::{SdkTracerProvider, Tracer};
+use tracing::Metadata;
 use tracing_opentelemetry::{OpenTelemetryLayer, OpenTelemetrySpanExt};
 use tracing_subscriber::registry::LookupSpan;
 
+/// How long a Lambda invocation waits for its spans to leave before answering: export is
+/// best effort, the answer is not (a collector that is down costs each invocation this much,
+/// at most).
+pub const FLUSH_WAIT: Duration = Duration::from_millis(500);
+
+/// Module-path prefixes of this workspace's crates: their spans are the exported ones.
+const OURS: [&str; 6] = [
+    "kosha_",
+    "mcp_gateway",
+    "core_api",
+    "outbox_relay",
+    "screening_worker",
+    "screening_sim",
+];
+
 static PROVIDER: OnceLock<Option<SdkTracerProvider>> = OnceLock::new();
 
-fn provider() -> Option<&'static SdkTracerProvider> {
+/// Whether the variables ask for export (module docs, "When").
+fn requested() -> bool {
+    let set = |key| crate::config::var(key).is_some();
+    let off = |key, value: &str| {
+        crate::config::var(key).is_some_and(|v| v.trim().eq_ignore_ascii_case(value))
+    };
+    (set("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") || set("OTEL_EXPORTER_OTLP_ENDPOINT"))
+        && !off("OTEL_SDK_DISABLED", "true")
+        && !off("OTEL_TRACES_EXPORTER", "none")
+}
+
+/// Builds the exporter when the variables ask for it (once; later calls return the first
+/// answer). `service` is the service name unless `OTEL_SERVICE_NAME` or a `service.name` in
+/// `OTEL_RESOURCE_ATTRIBUTES` gives one. Returns whether spans are exported.
+/// [`crate::telemetry::init`] calls it before building the subscriber.
+pub fn init(service: &str) -> bool {
     PROVIDER
-        .get_or_init(|| build(&crate::config::var("KOSHA_OTLP_ENDPOINT")?))
-        .as_ref()
+        .get_or_init(|| requested().then(|| build(service, None)).flatten())
+        .is_some()
 }
 
-/// Exports to `endpoint` instead of `KOSHA_OTLP_ENDPOINT` (tests); only before the first
-/// subscriber is built. Returns whether it took effect.
-pub fn install(endpoint: &str) -> bool {
-    PROVIDER.set(build(endpoint)).is_ok()
+/// Exports to `endpoint` (an OTLP/HTTP traces URL) as `service`, whatever the variables say:
+/// for tests, before the first subscriber is built. Returns whether it took effect.
+pub fn install(service: &str, endpoint: &str) -> bool {
+    PROVIDER.set(build(service, Some(endpoint))).is_ok()
 }
 
-fn build(endpoint: &str) -> Option<SdkTracerProvider> {
-    let exporter = opentelemetry_otlp::SpanExporter::builder()
-        .with_http()
-        .with_endpoint(endpoint)
+fn build(service: &str, endpoint: Option<&str>) -> Option<SdkTracerProvider> {
+    use opentelemetry_otlp::WithExportConfig;
+    let mut exporter = opentelemetry_otlp::SpanExporter::builder().with_http();
+    if let Some(endpoint) = endpoint {
+        exporter = exporter.with_endpoint(endpoint);
+    }
+    let exporter = exporter
         .build()
-        .map_err(|e| eprintln!("kosha: OTLP exporter not built: {e}"))
+        .map_err(|e| eprintln!("kosha: OTLP exporter not built, no spans exported: {e}"))
         .ok()?;
+    let named = crate::config::var("OTEL_SERVICE_NAME").is_some()
+        || crate::config::var("OTEL_RESOURCE_ATTRIBUTES").is_some_and(|a| {
+            a.split(',')
+                .any(|kv| kv.trim().starts_with("service.name="))
+        });
+    let mut resource = opentelemetry_sdk::Resource::builder();
+    if !named {
+        resource = resource.with_service_name(service.to_owned());
+    }
     Some(
         SdkTracerProvider::builder()
             .with_batch_exporter(exporter)
-            .with_resource(opentelemetry_sdk::Resource::builder().build())
+            .with_resource(resource.build())
             .build(),
     )
 }
 
-/// The tracing layer exporting spans, when `KOSHA_OTLP_ENDPOINT` is set.
+fn provider() -> Option<&'static SdkTracerProvider> {
+    PROVIDER.get()?.as_ref()
+}
+
+/// Whether spans are exported (after [`init`] or [`install`]).
+pub fn enabled() -> bool {
+    provider().is_some()
+}
+
+/// Whether a callsite is one of the exported spans: a span of this workspace's crates at
+/// `info` or above. The log lines show none of them but the `request` span
+/// ([`crate::telemetry::subscriber`]).
+pub fn is_exported(metadata: &Metadata<'_>) -> bool {
+    metadata.is_span()
+        && *metadata.level() <= tracing::Level::INFO
+        && OURS.iter().any(|p| metadata.target().starts_with(p))
+}
+
+/// The tracing layer exporting spans, when spans are exported.
 pub fn layer<S>() -> Option<OpenTelemetryLayer<S, Tracer>>
 where
     S: tracing::Subscriber + for<'span> LookupSpan<'span>,
 {
     let tracer = provider()?.tracer("kosha");
-    Some(tracing_opentelemetry::layer().with_tracer(tracer))
+    Some(
+        tracing_opentelemetry::layer()
+            .with_tracer(tracer)
+            .with_location(false)
+            .with_threads(false),
+    )
 }
 
-/// Makes `span`'s exported span a child of `parent` (or a new root) and returns its context,
-/// when spans are exported; `None` otherwise (the caller keeps its own context).
+/// Makes `span`'s exported span a child of `parent` (or of its tracing parent when `None`)
+/// and returns its context, when spans are exported and `span` is one of them; `None`
+/// otherwise (the caller keeps its own context). Call it before `span` is first entered.
 pub fn adopt(span: &tracing::Span, parent: Option<&SpanContext>) -> Option<Context> {
     provider()?;
     if let Some(p) = parent {
-        let _ = span.set_parent(Context::new().with_remote_span_context(p.clone()));
+        span.set_parent(Context::new().with_remote_span_context(p.clone()))
+            .ok()?;
     }
     let cx = span.context();
     cx.span().span_context().is_valid().then_some(cx)
 }
 
-/// Exports the finished spans now (after a Lambda invocation, before the freeze).
-pub fn flush() {
-    if let Some(p) = provider() {
-        let _ = p.force_flush();
+/// The context to send onwards from inside the current span: its exported span's, when
+/// spans are exported and it has one.
+pub(crate) fn current() -> Option<Context> {
+    provider()?;
+    let cx = tracing::Span::current().context();
+    cx.span().span_context().is_valid().then_some(cx)
+}
+
+/// Exports the finished spans now, waiting at most [`FLUSH_WAIT`]; returns at once when
+/// nothing is exported. For the end of a Lambda invocation, before its answer.
+pub async fn flush() {
+    let Some(provider) = provider() else {
+        return;
+    };
+    // force_flush blocks until the exporter answers: off the async workers.
+    let flushed = tokio::task::spawn_blocking(move || provider.force_flush());
+    match tokio::time::timeout(FLUSH_WAIT, flushed).await {
+        Ok(Ok(Ok(()))) => {}
+        Ok(Ok(Err(e))) => tracing::warn!(error = %e, "spans not exported"),
+        Ok(Err(_)) | Err(_) => tracing::warn!(
+            wait_ms = FLUSH_WAIT.as_millis(),
+            "spans not exported in time"
+        ),
     }
 }

@@ -85,15 +85,7 @@ pub fn block_on<F: Future<Output = ExitCode>>(main: F) -> ExitCode {
 pub async fn serve(router: Router) -> Result<(), ServeError> {
     if on_lambda() {
         tracing::info!(mode = "lambda", "serving");
-        // Exported spans leave before the instance is frozen (feature `otlp`).
-        #[cfg(feature = "otlp")]
-        let router = router.layer(axum::middleware::map_response(
-            |response: axum::response::Response| async move {
-                // force_flush blocks until the exporter answers: off the async workers.
-                let _ = tokio::task::spawn_blocking(crate::otlp::flush).await;
-                response
-            },
-        ));
+        let router = flushing(router);
         let result = match crate::telemetry::metrics_collector() {
             // Flushes the EMF document after every invocation.
             Some(collector) => {
@@ -142,7 +134,8 @@ where
 }
 
 /// One Lambda invocation of [`serve_with_tasks`]: a task event runs `tasks`, anything else is
-/// an HTTP event for `router`; answers the JSON the runtime sends back.
+/// an HTTP event for `router`; answers the JSON the runtime sends back, once the finished
+/// spans are exported ([`crate::otlp::flush`]).
 ///
 /// # Errors
 /// The task's message, or a payload that is neither a task nor an HTTP event.
@@ -156,15 +149,36 @@ where
     Fut: Future<Output = Result<serde_json::Value, String>>,
 {
     let LambdaEvent { payload, context } = event;
-    if let Ok(TaskEvent { task }) = serde_json::from_str::<TaskEvent>(payload.get()) {
-        let shown: String = task.chars().take(64).collect();
-        tracing::info!(task = %shown, "task event");
-        return tasks(task).await.map_err(lambda_http::Error::from);
+    let answer = async {
+        if let Ok(TaskEvent { task }) = serde_json::from_str::<TaskEvent>(payload.get()) {
+            let shown: String = task.chars().take(64).collect();
+            tracing::info!(task = %shown, "task event");
+            return tasks(task).await.map_err(lambda_http::Error::from);
+        }
+        let request: LambdaRequest = serde_json::from_str(payload.get())?;
+        let adapter = lambda_http::Adapter::from(router);
+        let response = adapter.oneshot(LambdaEvent::new(request, context)).await?;
+        Ok(serde_json::to_value(response)?)
     }
-    let request: LambdaRequest = serde_json::from_str(payload.get())?;
-    let adapter = lambda_http::Adapter::from(router);
-    let response = adapter.oneshot(LambdaEvent::new(request, context)).await?;
-    Ok(serde_json::to_value(response)?)
+    .await;
+    // The invocation's spans leave before the instance is frozen (SPEC §12).
+    crate::otlp::flush().await;
+    answer
+}
+
+/// `router` answering each request only once the finished spans are exported
+/// ([`crate::otlp::flush`], a bounded wait): Lambda freezes the instance as soon as the
+/// answer is returned (SPEC §12). `router` itself when nothing is exported.
+pub fn flushing(router: Router) -> Router {
+    if !crate::otlp::enabled() {
+        return router;
+    }
+    router.layer(axum::middleware::map_response(
+        |response: axum::response::Response| async move {
+            crate::otlp::flush().await;
+            response
+        },
+    ))
 }
 
 /// The plain HTTP/1.1 server on `KOSHA_LISTEN`.

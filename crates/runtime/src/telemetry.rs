@@ -2,6 +2,7 @@
 //!
 //! - Logs: JSON lines, level from `RUST_LOG` (default [`DEFAULT_FILTER`]). CloudWatch takes them
 //!   as they are, and bills them by the byte.
+//! - Traces: spans over OTLP/HTTP when OpenTelemetry's variables ask for it ([`crate::otlp`]).
 //! - Metrics: the `metrics` facade recorded as CloudWatch Embedded Metric Format documents,
 //!   namespace `Kosha`. Under Lambda they are flushed after every invocation
 //!   ([`crate::serve`] wraps the router); locally every `KOSHA_METRICS_FLUSH_MS` (default
@@ -32,12 +33,18 @@ static COLLECTOR: OnceLock<Option<&'static Collector>> = OnceLock::new();
 /// Installs the global JSON log subscriber and the EMF metrics recorder. Calling it again is a
 /// no-op, so tests may call it freely.
 pub fn init(service: &'static str) {
+    crate::otlp::init(service);
     let filter =
         EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(DEFAULT_FILTER));
     let installed = tracing::subscriber::set_global_default(subscriber(filter, io::stdout)).is_ok();
     let collector = COLLECTOR.get_or_init(|| install_metrics().ok());
     if installed {
-        tracing::info!(service, metrics = collector.is_some(), "starting");
+        tracing::info!(
+            service,
+            metrics = collector.is_some(),
+            traces = crate::otlp::enabled(),
+            "starting"
+        );
     }
 }
 
@@ -66,24 +73,52 @@ pub fn capture_default(
 /// current span's fields (`request_id`, `trace_id`, `principal`, …) under `span`, no target,
 /// no timestamp (CloudWatch stamps each line). [`init`] installs it on stdout; tests install
 /// it on a buffer to read exactly what production writes.
-pub fn subscriber<W>(filter: EnvFilter, writer: W) -> impl tracing::Subscriber + Send + Sync
+///
+/// With export on ([`crate::otlp`]), the exported spans go to the OpenTelemetry layer, whatever
+/// `filter` says, and the log lines see none of them but the `request` span, so `span` is
+/// still the request's. With export off, it is the subscriber of before export existed, the
+/// exported spans' callsites disabled (a disabled span costs its callsite's cached interest,
+/// nothing more).
+pub fn subscriber<W>(filter: EnvFilter, writer: W) -> Box<dyn tracing::Subscriber + Send + Sync>
 where
     W: for<'w> fmt::MakeWriter<'w> + Send + Sync + 'static,
 {
-    use tracing_subscriber::layer::SubscriberExt;
-    let lines = fmt::layer()
+    use tracing_subscriber::filter::filter_fn;
+    use tracing_subscriber::layer::{Layer, SubscriberExt};
+    let logged = |m: &tracing::Metadata<'_>| !crate::otlp::is_exported(m) || m.name() == "request";
+    match crate::otlp::layer() {
+        None => Box::new(
+            tracing_subscriber::registry()
+                .with(filter)
+                .with(filter_fn(logged))
+                .with(lines(writer)),
+        ),
+        Some(spans) => Box::new(
+            tracing_subscriber::registry()
+                .with(
+                    lines(writer)
+                        .with_filter(filter)
+                        .with_filter(filter_fn(logged)),
+                )
+                .with(spans.with_filter(filter_fn(crate::otlp::is_exported))),
+        ),
+    }
+}
+
+/// The JSON lines layer of [`subscriber`], over any subscriber `S`.
+fn lines<S, W>(writer: W) -> impl tracing_subscriber::Layer<S> + Send + Sync
+where
+    S: tracing::Subscriber + for<'a> tracing_subscriber::registry::LookupSpan<'a>,
+    W: for<'w> fmt::MakeWriter<'w> + Send + Sync + 'static,
+{
+    fmt::layer()
         .json()
         .with_current_span(true)
         .with_span_list(false)
         .flatten_event(true)
         .with_target(false)
         .without_time()
-        .with_writer(writer);
-    let subscriber = tracing_subscriber::registry().with(filter).with(lines);
-    // Feature `otlp` with KOSHA_OTLP_ENDPOINT set: request spans are exported too.
-    #[cfg(feature = "otlp")]
-    let subscriber = subscriber.with(crate::otlp::layer());
-    subscriber
+        .with_writer(writer)
 }
 
 /// The EMF collector, when [`init`] installed it.

@@ -26,7 +26,11 @@
 //! Each request gets its own span id, a child of the caller's; [`inject`] / [`propagate`]
 //! write it as `traceparent` (and `tracestate`) on an outgoing request, so the next hop logs
 //! the same trace id. Parsing and writing are the OpenTelemetry propagators'
-//! (`TraceContextPropagator`, `XrayPropagator`); nothing is exported.
+//! (`TraceContextPropagator`, `XrayPropagator`). With export on ([`crate::otlp`]) the span id
+//! is the exported `request` span's (kind `server`, a field the log lines then show too), and
+//! what is sent onwards is the innermost exported span's (the dependency attempt making the
+//! call); a `_meta` trace context parents the spans the handler opens after it
+//! ([`RequestTrace::parent`]), the `request` span being started by then.
 
 use std::future::Future;
 use std::sync::Arc;
@@ -94,6 +98,8 @@ fn random_id() -> String {
 pub struct RequestTrace {
     span: tracing::Span,
     context: Context,
+    /// The `_meta` trace context adopted while spans are exported ([`RequestTrace::parent`]).
+    adopted: Option<SpanContext>,
     logged: Arc<AtomicBool>,
     clock: Arc<RequestClock>,
 }
@@ -154,9 +160,25 @@ impl RequestTrace {
         let Some(parent) = w3c_parent(&carrier) else {
             return false;
         };
-        self.context = child_of(Some(&parent));
+        if crate::otlp::enabled() {
+            // The spans opened next are the children, with ids of their own.
+            self.context = Context::new().with_remote_span_context(parent.clone());
+            self.adopted = Some(parent);
+        } else {
+            self.context = child_of(Some(&parent));
+        }
         self.span.record("trace_id", self.trace_id().as_str());
         true
+    }
+
+    /// Makes `span`, opened inside this request and not yet entered, a child of the
+    /// `params._meta` trace context [`RequestTrace::adopt`]ed, when spans are exported and one
+    /// was; otherwise it stays the child of the span it was opened in. For the first span a
+    /// handler opens after adopting (the gateway's tool call).
+    pub fn parent(&self, span: &tracing::Span) {
+        if let Some(parent) = &self.adopted {
+            let _ = crate::otlp::adopt(span, Some(parent));
+        }
     }
 
     /// Marks the request as logged by its handler: [`request_span`] then skips its `handled`
@@ -178,7 +200,8 @@ impl RequestTrace {
 /// into `headers`; nothing outside a request. The seam every outgoing hop uses (core-api,
 /// screening-sim, the embeddings API).
 pub fn inject(headers: &mut HeaderMap) {
-    TraceContextPropagator::new().inject_context(&Context::current(), &mut HeaderInjector(headers));
+    let context = crate::otlp::current().unwrap_or_else(Context::current);
+    TraceContextPropagator::new().inject_context(&context, &mut HeaderInjector(headers));
 }
 
 /// `request` with the current trace context's headers ([`inject`]).
@@ -263,29 +286,37 @@ pub async fn request_span(mut request: Request, next: Next) -> Response {
         .unwrap_or_else(random_id);
     let (parent, context) = incoming(&request);
     let trace_id = context.span().span_context().trace_id().to_string();
-    let span = tracing::info_span!(
-        "request",
-        request_id = %request_id,
-        trace_id = %trace_id,
-        method = %request.method(),
-        path = %clipped_path(request.uri().path()),
-        principal = tracing::field::Empty,
-    );
-    // Exported spans (feature `otlp`): the exported span's context is the one sent onwards.
-    #[cfg(feature = "otlp")]
-    let context = match crate::otlp::adopt(&span, parent.as_ref()) {
-        Some(exported) => {
-            let id = exported.span().span_context().trace_id().to_string();
-            span.record("trace_id", id.as_str());
-            exported
+    macro_rules! request {
+        ($($kind:tt)*) => {
+            tracing::info_span!(
+                "request",
+                $($kind)*
+                request_id = %request_id,
+                trace_id = %trace_id,
+                method = %request.method(),
+                path = %clipped_path(request.uri().path()),
+                principal = tracing::field::Empty,
+            )
+        };
+    }
+    let (span, context) = if crate::otlp::enabled() {
+        let span = request!(otel.kind = "server",);
+        // The exported span's context is the one sent onwards.
+        match crate::otlp::adopt(&span, parent.as_ref()) {
+            Some(exported) => {
+                let id = exported.span().span_context().trace_id().to_string();
+                span.record("trace_id", id.as_str());
+                (span, exported)
+            }
+            None => (span, context),
         }
-        None => context,
+    } else {
+        (request!(), context)
     };
-    #[cfg(not(feature = "otlp"))]
-    let _ = parent;
     let trace = RequestTrace {
         span: span.clone(),
         context: context.clone(),
+        adopted: None,
         logged: Arc::default(),
         clock: Arc::new(RequestClock {
             started: Instant::now(),
@@ -538,6 +569,30 @@ mod tests {
         assert_eq!(lines.len(), 1, "{lines:?}");
         assert_eq!(lines[0]["message"], "handled");
         assert_eq!(lines[0]["elapsed_ms"], 55, "{lines:?}");
+    }
+
+    #[tokio::test]
+    async fn without_export_the_spans_inside_a_request_are_disabled_and_lines_show_the_request() {
+        use tracing::Instrument;
+        let mut disabled = false;
+        let lines = logged(async {
+            // A policy's attempt span (crates/resilience/src/span.rs): exported only.
+            let attempt = tracing::info_span!(
+                target: "kosha_resilience::span",
+                "attempt",
+                dependency = "core-api"
+            );
+            disabled = attempt.is_disabled();
+            async { tracing::info!("inside an attempt") }
+                .instrument(attempt)
+                .instrument(tracing::info_span!("request", request_id = "r1"))
+                .await;
+        })
+        .await;
+        assert!(disabled, "no listener, no span");
+        assert_eq!(lines.len(), 1, "{lines:?}");
+        assert_eq!(lines[0]["span"]["name"], "request", "{lines:?}");
+        assert_eq!(lines[0]["span"]["request_id"], "r1", "{lines:?}");
     }
 
     #[test]

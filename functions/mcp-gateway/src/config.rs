@@ -13,8 +13,8 @@ use kosha_runtime::config::{self, ConfigError};
 use kosha_state::{RateLimitSettings, StateTable};
 
 use crate::backends::{Backend, PerBackend};
-pub use kosha_clients::config::{ScreeningConfig, ServiceAuth};
 use crate::tools::cost::ToolCosts;
+pub use kosha_clients::config::{ScreeningConfig, ServiceAuth};
 
 /// Largest accepted request body (SPEC §3): larger gets 413.
 pub const MAX_BODY_BYTES: usize = 1024 * 1024;

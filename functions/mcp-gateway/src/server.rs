@@ -16,6 +16,7 @@ use kosha_auth::{Principal, Role};
 use kosha_resilience::rate_limit::RateDecision;
 use kosha_runtime::trace::RequestTrace;
 use serde_json::Value;
+use tracing::Instrument as _;
 
 use crate::backends::Backend;
 use crate::state::Gateway;
@@ -134,31 +135,50 @@ impl ServerHandler for McpServer {
         // (SPEC §12), from `params._meta` when the client sent one there.
         let trace = request_trace(&context, &request);
         let run = async {
-            let started = tokio::time::Instant::now();
-            let sent = observe::Sent::default();
-            let requested = request.name.clone();
-            let (tool, answer) = self
-                .dispatch(request, &context, &sent, trace.as_ref())
-                .await;
-            observe::record(
-                tool,
-                &requested,
-                answer.outcome(),
-                observe::Timing {
-                    elapsed: started.elapsed(),
-                    overhead: trace.as_ref().map(RequestTrace::own_time),
-                },
-                &sent,
-            );
+            // The call's span (SPEC §12), a child of the request's or of `_meta`'s context.
+            let span = observe::span(principal(&context).map(|p| p.client_id.as_str()));
             if let Some(t) = &trace {
-                t.mark_logged();
+                t.parent(&span);
             }
-            answer.into_response()
+            self.call_in(request, &context, trace.as_ref(), &span)
+                .instrument(span.clone())
+                .await
         };
         match &trace {
             Some(t) => t.scope(run).await,
             None => run.await,
         }
+    }
+}
+
+impl McpServer {
+    /// One `tools/call` inside its span: dispatch, then its record ([`observe::record`]).
+    async fn call_in(
+        &self,
+        request: CallToolRequestParams,
+        context: &RequestContext<RoleServer>,
+        trace: Option<&RequestTrace>,
+        span: &tracing::Span,
+    ) -> Result<CallToolResponse, McpError> {
+        let started = tokio::time::Instant::now();
+        let sent = observe::Sent::default();
+        let requested = request.name.clone();
+        let (tool, answer) = self.dispatch(request, context, &sent, trace).await;
+        observe::record(
+            tool,
+            &requested,
+            answer.outcome(),
+            observe::Timing {
+                elapsed: started.elapsed(),
+                overhead: trace.map(RequestTrace::own_time),
+            },
+            &sent,
+            span,
+        );
+        if let Some(t) = trace {
+            t.mark_logged();
+        }
+        answer.into_response()
     }
 }
 

@@ -55,8 +55,10 @@ pub async fn on_lambda<P: Publish + 'static>(
     let handler = move |event: LambdaEvent<Value>| {
         let relay = relay.clone();
         async move {
-            let answer = invocation(&relay, budget, event.context.deadline).await?;
-            Ok::<_, lambda_runtime::Error>(answer)
+            let answer = invocation(&relay, budget, event.context.deadline).await;
+            // The run's spans leave before the instance is frozen (SPEC §12).
+            kosha_runtime::otlp::flush().await;
+            Ok::<_, lambda_runtime::Error>(answer?)
         }
     };
     match kosha_runtime::telemetry::metrics_collector() {

@@ -20,6 +20,7 @@
 
 use std::collections::HashMap;
 use std::time::Duration;
+use tracing::Instrument as _;
 
 use kosha_contract::events::Event;
 use kosha_pg::PgPool;
@@ -162,6 +163,21 @@ impl<P: Publish> Relay<P> {
     /// # Errors
     /// [`RelayError`] when the database fails; SQS failures end the run with a [`Stop`].
     pub async fn run(&self, deadline: &Deadline) -> Result<RunReport, RelayError> {
+        // SPEC §12 (exported only): the run, its batches, their SQS attempts.
+        let span = tracing::info_span!(
+            "outbox_relay_run",
+            published = tracing::field::Empty,
+            batches = tracing::field::Empty,
+        );
+        let report = self.run_in(deadline).instrument(span.clone()).await;
+        if let Ok(r) = &report {
+            span.record("published", r.published);
+            span.record("batches", r.batches);
+        }
+        report
+    }
+
+    async fn run_in(&self, deadline: &Deadline) -> Result<RunReport, RelayError> {
         let (mut published, mut refused, mut batches) = (0, 0, 0);
         let stop = loop {
             if deadline.remaining() < self.settings.min_batch_time {
@@ -213,8 +229,26 @@ impl<P: Publish> Relay<P> {
         Ok(report)
     }
 
-    /// Claims one batch, publishes it and marks what SQS accepted, in one transaction.
+    /// Claims one batch, publishes it and marks what SQS accepted, in one transaction; in a
+    /// span of its own (`claimed`, `published`, `refused`).
     async fn batch(&self, deadline: &Deadline) -> Result<BatchReport, RelayError> {
+        let span = tracing::info_span!(
+            "outbox_batch",
+            otel.kind = "producer",
+            claimed = tracing::field::Empty,
+            published = tracing::field::Empty,
+            refused = tracing::field::Empty,
+        );
+        let report = self.batch_in(deadline).instrument(span.clone()).await;
+        if let Ok(r) = &report {
+            span.record("claimed", r.claimed);
+            span.record("published", r.published);
+            span.record("refused", r.refused);
+        }
+        report
+    }
+
+    async fn batch_in(&self, deadline: &Deadline) -> Result<BatchReport, RelayError> {
         let mut client = self.pool.get().await?;
         let tx = client.transaction().await?;
         store::guard(

@@ -27,6 +27,7 @@
 
 use std::future::Future;
 use std::time::Duration;
+use tracing::Instrument as _;
 
 use aws_lambda_events::event::sqs::{SqsBatchResponse, SqsMessage};
 use kosha_contract::ids;
@@ -134,20 +135,29 @@ pub struct Worker<S, T, Q> {
 
 impl<S: Sim, T: Store, Q: Queue> Worker<S, T, Q> {
     /// Handles a batch ending by `deadline`; the answer lists the messages to redeliver
-    /// (`batchItemFailures`, by message id).
+    /// (`batchItemFailures`, by message id). In a span of its own (SPEC §12, exported only:
+    /// `messages`, `retried`), the parent of each screening-sim attempt's.
     pub async fn handle_batch(
         &self,
         messages: &[SqsMessage],
         deadline: &Deadline,
     ) -> SqsBatchResponse {
-        let outcomes =
-            futures::future::join_all(messages.iter().map(|m| self.handle(m, deadline))).await;
+        let span = tracing::info_span!(
+            "screening_batch",
+            otel.kind = "consumer",
+            messages = messages.len(),
+            retried = tracing::field::Empty,
+        );
+        let outcomes = futures::future::join_all(messages.iter().map(|m| self.handle(m, deadline)))
+            .instrument(span.clone())
+            .await;
         let mut response = SqsBatchResponse::default();
         for (message, outcome) in messages.iter().zip(outcomes) {
             if let Outcome::Retry(_) = outcome {
                 response.add_failure(message.message_id.clone().unwrap_or_default());
             }
         }
+        span.record("retried", response.batch_item_failures.len());
         response
     }
 

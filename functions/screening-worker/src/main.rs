@@ -58,9 +58,10 @@ async fn async_main() -> ExitCode {
                 Duration::from_secs(900),
                 LAMBDA_MARGIN,
             );
-            Ok::<SqsBatchResponse, lambda_runtime::Error>(
-                worker.handle_batch(&event.payload.records, &deadline).await,
-            )
+            let answer = worker.handle_batch(&event.payload.records, &deadline).await;
+            // The batch's spans leave before the instance is frozen (SPEC §12).
+            kosha_runtime::otlp::flush().await;
+            Ok::<SqsBatchResponse, lambda_runtime::Error>(answer)
         }
     });
     match lambda_runtime::run(handler).await {

@@ -46,6 +46,18 @@ pub enum FaultAction {
     Reset,
 }
 
+impl FaultAction {
+    /// The fault this action injects (its wire name is `fault().as_str()`).
+    pub fn fault(self) -> Fault {
+        match self {
+            Self::Latency(_) => Fault::Latency,
+            Self::Error => Fault::Error,
+            Self::Timeout => Fault::Timeout,
+            Self::Reset => Fault::Reset,
+        }
+    }
+}
+
 /// The failure an `error` or `reset` fault stands for. The caller's error type converts from
 /// it (`E: From<InjectedFault>`) into what a real 503 or connection reset would have been, so
 /// the failure is classified, retried and mapped to a tool error exactly as a real one.

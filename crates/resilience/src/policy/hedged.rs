@@ -9,12 +9,14 @@ use std::pin::{Pin, pin};
 use std::time::Duration;
 
 use tokio::time::{Instant, sleep_until, timeout_at};
+use tracing::Instrument;
 
 use super::{Attempt, Policy};
 use crate::breaker::{BreakerState, CallPermit};
 use crate::bulkhead::BulkheadPermit;
 use crate::deadline::Deadline;
 use crate::hedge::{HedgeOutcome, Hedger};
+use crate::span;
 use crate::timeout::AttemptBudget;
 
 /// The primary attempt a hedge may race.
@@ -32,10 +34,10 @@ pub(super) struct Race<'h> {
 impl Policy {
     /// Runs the already polled (pending) `primary` of `race` to its end, hedging it when due;
     /// `None` when every leg timed out.
-    pub(super) async fn hedged<T, E, F, Fut>(
+    pub(super) async fn hedged<T, E, F, Fut, P>(
         &self,
         race: Race<'_>,
-        mut primary: Pin<&mut Fut>,
+        mut primary: Pin<&mut P>,
         deadline: &Deadline,
         permit: &CallPermit<'_>,
         op: &mut F,
@@ -43,6 +45,7 @@ impl Policy {
     where
         F: FnMut(Attempt) -> Fut,
         Fut: Future<Output = Result<T, E>>,
+        P: Future<Output = Result<T, E>>,
     {
         let Race {
             hedger,
@@ -68,11 +71,18 @@ impl Policy {
         };
         let hedge_started = Instant::now();
         let hedge_end = hedge_started + budget.timeout;
-        let call = op(Attempt {
-            timeout: budget.timeout,
-            hedge: true,
-            ..attempt
-        });
+        let remaining = deadline.instant().saturating_duration_since(hedge_started);
+        let span = span::attempt(&self.breaker, attempt.number, budget.timeout, remaining);
+        span::hedge(&span);
+        let call = span
+            .in_scope(|| {
+                op(Attempt {
+                    timeout: budget.timeout,
+                    hedge: true,
+                    ..attempt
+                })
+            })
+            .instrument(span);
         let mut hedge = pin!(async move {
             // The hedge's bulkhead slot lives exactly as long as the hedge.
             let _slot = slot;

@@ -11,6 +11,7 @@ use kosha_resilience::chaos::{FaultAction, InjectedFault, Target};
 use time::OffsetDateTime;
 use time::format_description::well_known::Rfc3339;
 use tokio_postgres::Row;
+use tracing::Instrument as _;
 
 use super::{DbError, PgPool, checkout};
 use crate::deadline::Budget;
@@ -43,7 +44,9 @@ pub struct ListQuery {
 const TRANSACTION_COLUMNS: &str =
     "transaction_id, account_id, amount_minor, currency, merchant, category, status, booked_at";
 
-/// Runs `work` on a pooled connection within `budget`.
+/// Runs `work` on a pooled connection within `budget`, in a span named `operation` (SPEC §12,
+/// exported only: `db.system.name` `postgresql`, `db.operation.name`, `outcome`, and `fault`
+/// when a chaos fault was drawn by [`begin`]; the pool checkout is inside it).
 ///
 /// With a deadline, `work` is abandoned at `deadline − margin / 2`: after the server-side
 /// `statement_timeout` (which ends at `deadline − margin`, so a merely slow statement comes back
@@ -53,6 +56,32 @@ const TRANSACTION_COLUMNS: &str =
 /// # Errors
 /// [`DbError`] from the pool or `work`; [`DbError::DeadlineExceeded`] when abandoned.
 pub(super) async fn with_client<T>(
+    pool: &PgPool,
+    budget: &Budget,
+    operation: &'static str,
+    work: impl AsyncFnOnce(&mut Object) -> Result<T, DbError>,
+) -> Result<T, DbError> {
+    let span = tracing::info_span!(
+        "db",
+        otel.name = operation,
+        otel.kind = "client",
+        otel.status_code = tracing::field::Empty,
+        db.system.name = "postgresql",
+        db.operation.name = operation,
+        outcome = tracing::field::Empty,
+        fault = tracing::field::Empty,
+    );
+    let result = on_client(pool, budget, work).instrument(span.clone()).await;
+    if !span.is_disabled() {
+        span.record("outcome", if result.is_ok() { "ok" } else { "error" });
+        if result.is_err() {
+            span.record("otel.status_code", "error");
+        }
+    }
+    result
+}
+
+async fn on_client<T>(
     pool: &PgPool,
     budget: &Budget,
     work: impl AsyncFnOnce(&mut Object) -> Result<T, DbError>,
@@ -101,6 +130,9 @@ pub(crate) async fn begin<'a>(
         .chaos
         .faults(Target::Postgres)
         .and_then(|mut plan| plan.draw());
+    if let Some(action) = fault {
+        tracing::Span::current().record("fault", action.fault().as_str());
+    }
     match fault {
         Some(FaultAction::Latency(ms)) => {
             let room = budget
@@ -185,7 +217,7 @@ pub fn booked_at(t: &Transaction) -> Result<OffsetDateTime, DbError> {
 /// # Errors
 /// [`DbError`] when no connection can be had in time or the query fails.
 pub async fn ping(pool: &PgPool, budget: &Budget) -> Result<(), DbError> {
-    with_client(pool, budget, async |client| {
+    with_client(pool, budget, "ping", async |client| {
         client.query_one("SELECT 1", &[]).await?;
         Ok(())
     })
@@ -201,7 +233,7 @@ pub async fn get_transaction(
     budget: &Budget,
     id: &str,
 ) -> Result<Option<Transaction>, DbError> {
-    with_client(pool, budget, async |client| {
+    with_client(pool, budget, "get_transaction", async |client| {
         let tx = begin(client, budget, Access::ReadOnly).await?;
         let sql = format!(
             "SELECT {TRANSACTION_COLUMNS} FROM core.transactions WHERE transaction_id = $1"
@@ -223,7 +255,7 @@ pub async fn list_transactions(
     budget: &Budget,
     q: &ListQuery,
 ) -> Result<Option<Vec<Transaction>>, DbError> {
-    with_client(pool, budget, async |client| {
+    with_client(pool, budget, "list_transactions", async |client| {
         let tx = begin(client, budget, Access::ReadOnly).await?;
         let exists = tx
             .prepare_cached("SELECT 1 FROM core.accounts WHERE account_id = $1")
@@ -320,7 +352,7 @@ pub async fn search_articles(
     top_k: i64,
     vectors: Option<VectorRead<'_>>,
 ) -> Result<FullText, DbError> {
-    with_client(pool, budget, async |client| {
+    with_client(pool, budget, "search_articles", async |client| {
         let tx = begin(client, budget, Access::ReadOnly).await?;
         let strict = tx
             .prepare_cached(&search_sql("websearch_to_tsquery('english', $1)"))

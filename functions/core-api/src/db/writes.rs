@@ -110,7 +110,7 @@ async fn idempotent<T: serde::Serialize>(
         &deadpool_postgres::Transaction<'_>,
     ) -> Result<Result<(T, Event<'static>), Refusal>, DbError>,
 ) -> Outcome {
-    with_client(pool, budget, async |client| {
+    with_client(pool, budget, "idempotent_write", async |client| {
         let tx = begin(client, budget, Access::ReadWrite).await?;
         let claim = tx
             .prepare_cached(

@@ -18,6 +18,7 @@
 
 use std::sync::Arc;
 use std::time::Duration;
+use tracing::Instrument as _;
 
 use kosha_contract::core_api::EmbedderHealth;
 use kosha_contract::dependency::Dependency;
@@ -212,14 +213,42 @@ impl Embedder {
         if inputs.is_empty() {
             return Ok(Vec::new());
         }
-        if deadline.remaining() < self.min_time {
-            return Err(PolicyError::DeadlineExceeded);
+        // SPEC §12 (exported only); the attempts' spans are its children.
+        let span = tracing::info_span!(
+            "embeddings",
+            otel.status_code = tracing::field::Empty,
+            gen_ai.operation.name = "embeddings",
+            gen_ai.request.model = %self.model,
+            inputs = inputs.len(),
+            outcome = tracing::field::Empty,
+        );
+        let result = async {
+            if deadline.remaining() < self.min_time {
+                return Err(PolicyError::DeadlineExceeded);
+            }
+            self.policy
+                .call_with_faults(deadline, Idempotency::Idempotent, faults, |_attempt| {
+                    self.attempt(inputs)
+                })
+                .await
         }
-        self.policy
-            .call_with_faults(deadline, Idempotency::Idempotent, faults, |_attempt| {
-                self.attempt(inputs)
-            })
-            .await
+        .instrument(span.clone())
+        .await;
+        if !span.is_disabled() {
+            let outcome = match &result {
+                Ok(_) => "ok",
+                Err(PolicyError::DeadlineExceeded) => "deadline_exceeded",
+                Err(PolicyError::CircuitOpen { .. } | PolicyError::ForcedOpen { .. }) => {
+                    "circuit_open"
+                }
+                Err(_) => "error",
+            };
+            span.record("outcome", outcome);
+            if result.is_err() {
+                span.record("otel.status_code", "error");
+            }
+        }
+        result
     }
 
     async fn attempt(&self, inputs: &[String]) -> Result<Vec<Vec<f32>>, EmbedError> {

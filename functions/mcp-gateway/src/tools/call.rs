@@ -22,10 +22,10 @@ use crate::backends::Backend;
 use crate::chaos::Honoured;
 use crate::state::Gateway;
 use crate::tools::error::ToolError;
+use crate::tools::observe::Sent;
 use kosha_clients::core_api::{CallMeta, CoreApiError};
 use kosha_clients::hop::hop_deadline;
 use kosha_clients::screening::{ScreenMeta, ScreeningError};
-use crate::tools::observe::Sent;
 
 /// One `tools/call` in progress: who is calling and by when it must answer.
 #[derive(Debug)]

@@ -13,12 +13,16 @@
 //!   `error` for `internal`;
 //! - `tool_duration_ms{tool, outcome}` (a tool not in the catalogue has no series: its name
 //!   is the caller's text);
-//! - `degraded{tool, reason}` for a result that says `degraded: true` (SPEC §10).
+//! - `degraded{tool, reason}` for a result that says `degraded: true` (SPEC §10);
+//! - the call's span ([`span`], exported only, SPEC §12): `tool`, `client_id`, `outcome`,
+//!   `degraded` (+ `degraded_reason`), `attempts`; status `error` for the outcomes logged at
+//!   `warn` or `error`. The caller's token is never a field: `client_id` is its claim.
 
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
 use kosha_resilience::policy::Attempt;
+use tracing::field::Empty;
 
 use serde_json::Value;
 
@@ -102,15 +106,34 @@ pub struct Timing {
     pub overhead: Option<Duration>,
 }
 
+/// Opens the span of one `tools/call` for the caller `client_id` (the principal's claim;
+/// `None` before authentication); [`record`] fills in the rest. Disabled, and free, unless
+/// spans are exported (kosha-runtime's `otlp`).
+pub fn span(client_id: Option<&str>) -> tracing::Span {
+    tracing::info_span!(
+        "tool_call",
+        otel.name = Empty,
+        otel.status_code = Empty,
+        mcp.method.name = "tools/call",
+        tool = Empty,
+        client_id = client_id.unwrap_or_default(),
+        outcome = Empty,
+        degraded = Empty,
+        degraded_reason = Empty,
+        attempts = Empty,
+    )
+}
+
 /// Writes the record of one call: `tool` is the catalogue's name (`None` for an unknown tool,
 /// then `requested` is logged, clipped), `timing` how long it took, `sent` the requests it
-/// sent.
+/// sent, `span` the call's ([`span`]).
 pub fn record(
     tool: Option<&'static str>,
     requested: &str,
     outcome: Outcome<'_>,
     timing: Timing,
     sent: &Sent,
+    span: &tracing::Span,
 ) {
     let (attempts, hedges) = (sent.attempts(), sent.hedges());
     let Timing { elapsed, overhead } = timing;
@@ -126,6 +149,23 @@ pub fn record(
     }
     let name = tool.map_or_else(|| clip(requested), Into::into);
     let degraded = outcome.degraded.is_some();
+    let failed = matches!(
+        outcome.code,
+        "internal" | "dependency_unavailable" | "deadline_exceeded" | "overloaded"
+    );
+    if !span.is_disabled() {
+        span.record("otel.name", format!("tools/call {name}"));
+        span.record("tool", &*name);
+        span.record("outcome", outcome.code);
+        span.record("degraded", degraded);
+        if let Some(reason) = outcome.degraded {
+            span.record("degraded_reason", reason);
+        }
+        span.record("attempts", attempts);
+        if failed {
+            span.record("otel.status_code", "error");
+        }
+    }
     macro_rules! line {
         ($level:ident) => {
             tracing::$level!(

@@ -1,0 +1,170 @@
+"""Spans over OTLP/HTTP from every hop, on the running stack (SPEC §12, issue 32).
+
+scripts/test's e2e stage starts an OTLP/HTTP receiver (scripts/otlp_receiver.py) before the
+functions, with OTEL_EXPORTER_OTLP_ENDPOINT pointing at it; the receiver writes each span it
+decodes as a JSON line to stack.env's KOSHA_OTLP_SPANS. Through the official MCP client, one
+`get_transaction` (trace context in the `traceparent` header) and one degraded search (in
+`params._meta`, with a signed chaos header failing every embeddings attempt) must each be one
+trace: gateway request → tool call → core-api attempt → core-api request → database (and the
+embeddings call with its faulted attempts), each span the child of the one before, with the
+attributes the SPEC names, and no token, key or signature in any span the stack exported.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+import time
+from pathlib import Path
+
+import pytest
+
+from kosha_client import session
+from test_chaos import sign
+from test_zz_log_hygiene import SHAPES, secrets_of
+
+pytestmark = pytest.mark.anyio
+
+SEARCH = {"query": "how do I dispute a card transaction", "top_k": 3}
+# The chaos headers sent here: their signatures must not reach a span either.
+SENT_HEADERS: list[str] = []
+
+
+def all_spans(stack: dict[str, str]) -> list[dict]:
+    path = stack.get("KOSHA_OTLP_SPANS", "")
+    assert path, "this stack exports no spans: run it through `scripts/test e2e` (KOSHA_STACK_OTLP_OUT)"
+    return [json.loads(line) for line in Path(path).read_text().splitlines() if line.strip()]
+
+
+def trace(stack: dict[str, str], trace_id: str, until, wait_s: float = 15.0) -> list[dict]:
+    """The spans of `trace_id`, once `until(spans)` holds (or the wait is over)."""
+    end = time.monotonic() + wait_s
+    while True:
+        spans = [s for s in all_spans(stack) if s["trace_id"] == trace_id]
+        if until(spans) or time.monotonic() > end:
+            return spans
+        time.sleep(0.2)
+
+
+def new_parent() -> tuple[str, str, str]:
+    trace_id, span_id = secrets.token_hex(16), secrets.token_hex(8)
+    return trace_id, span_id, f"00-{trace_id}-{span_id}-01"
+
+
+def one(spans: list[dict], **match) -> dict:
+    """The single span whose fields (or attributes, for keys not in a span) match `match`."""
+    def fits(s: dict) -> bool:
+        return all((s[k] if k in s else s["attributes"].get(k)) == v for k, v in match.items())
+
+    found = [s for s in spans if fits(s)]
+    assert len(found) == 1, (match, [(s["service"], s["name"]) for s in spans])
+    return found[0]
+
+
+def child(spans: list[dict], parent: dict, **match) -> dict:
+    return one(spans, parent_span_id=parent["span_id"], **match)
+
+
+def has_hop_chain(spans: list[dict]) -> bool:
+    services = {s["service"] for s in spans}
+    return {"mcp-gateway", "core-api"} <= services and any(s["name"] == "db" or s["attributes"].get("db.system.name") for s in spans)
+
+
+def gateway_to_core_api(spans: list[dict], tool: str, parent_span_id: str) -> tuple[dict, dict, dict]:
+    """The tool call (child of `parent_span_id`), its first core-api attempt and core-api's
+    request span under that attempt."""
+    call = one(spans, service="mcp-gateway", name=f"tools/call {tool}")
+    assert call["parent_span_id"] == parent_span_id, call
+    assert call["attributes"]["tool"] == tool
+    assert call["attributes"]["mcp.method.name"] == "tools/call"
+    attempt = child(spans, call, service="mcp-gateway", dependency="core-api", attempt=1)
+    assert attempt["name"] == "core-api attempt" and attempt["kind"] == "SPAN_KIND_CLIENT", attempt
+    assert attempt["attributes"]["breaker"] in ("closed", "half_open"), attempt
+    assert attempt["attributes"]["deadline_remaining_ms"] > 0, attempt
+    assert attempt["attributes"]["timeout_ms"] > 0, attempt
+    assert attempt["attributes"]["outcome"] == "ok", attempt
+    core = child(spans, attempt, service="core-api", name="request")
+    assert core["kind"] == "SPAN_KIND_SERVER", core
+    return call, attempt, core
+
+
+async def test_a_get_transaction_is_one_trace_from_the_gateway_to_postgresql(gateway_url, agent_token, stack):
+    trace_id, caller, parent = new_parent()
+    async with session(gateway_url, agent_token, headers={"traceparent": parent}) as s:
+        result = await s.call_tool("get_transaction", {"transaction_id": "txn_000200"})
+    assert not result.is_error, result.structured_content
+    spans = trace(stack, trace_id, has_hop_chain)
+
+    request = one(spans, service="mcp-gateway", name="request")
+    assert request["parent_span_id"] == caller, request
+    assert request["kind"] == "SPAN_KIND_SERVER"
+    assert request["attributes"]["method"] == "POST" and request["attributes"]["path"] == "/mcp"
+    call, attempt, core = gateway_to_core_api(spans, "get_transaction", request["span_id"])
+    attrs = call["attributes"]
+    assert attrs["outcome"] == "ok" and attrs["degraded"] is False, attrs
+    assert attrs["client_id"] == "kosha-dev-agent" and attrs["attempts"] == 1, attrs
+    assert call["status"] != "STATUS_CODE_ERROR"
+    assert core["attributes"]["path"] == "/v1/transactions/txn_000200", core
+    db = child(spans, core, service="core-api", name="get_transaction")
+    assert db["attributes"]["db.system.name"] == "postgresql", db
+    assert db["attributes"]["db.operation.name"] == "get_transaction" and db["attributes"]["outcome"] == "ok"
+    assert db["kind"] == "SPAN_KIND_CLIENT"
+
+
+async def test_a_degraded_search_traced_by_params_meta_shows_the_failed_embeddings_attempts(gateway_url, stack):
+    trace_id, caller, parent = new_parent()
+    header = sign(stack, "openai", "error")
+    SENT_HEADERS.append(header)
+    async with session(gateway_url, stack["KOSHA_TESTER_TOKEN"], {"x-kosha-chaos": header}) as s:
+        result = await s.call_tool("search_knowledge_base", SEARCH, meta={"traceparent": parent})
+    assert not result.is_error, result.structured_content
+    out = result.structured_content
+    assert out["degraded"] is True and out["degraded_reason"] == "embeddings_unavailable", out
+
+    def complete(spans: list[dict]) -> bool:
+        return has_hop_chain(spans) and any(s["name"] == "embeddings" for s in spans)
+
+    spans = trace(stack, trace_id, complete)
+    # `_meta`'s context parents the tool call (the request span started before it was read).
+    call, attempt, core = gateway_to_core_api(spans, "search_knowledge_base", caller)
+    attrs = call["attributes"]
+    assert attrs["outcome"] == "ok" and attrs["degraded"] is True, attrs
+    assert attrs["degraded_reason"] == "embeddings_unavailable", attrs
+    assert attrs["client_id"] == "kosha-dev-tester", attrs
+    embeddings = [s for s in spans if s["name"] == "embeddings"]
+    assert len(embeddings) == 1, embeddings
+    embed = embeddings[0]
+    assert embed["service"] == "core-api" and embed["attributes"]["outcome"] != "ok", embed
+    assert embed["status"] == "STATUS_CODE_ERROR", embed
+    # Its attempts, each faulted by the chaos header and failed; the last says why it stopped.
+    tries = sorted(
+        (s for s in spans if s["parent_span_id"] == embed["span_id"]),
+        key=lambda s: s["attributes"]["attempt"],
+    )
+    assert tries, embed
+    for n, t in enumerate(tries, start=1):
+        a = t["attributes"]
+        assert t["name"] == "openai attempt" and a["dependency"] == "openai" and a["attempt"] == n, t
+        assert a["fault"] == "error" and a["outcome"] == "error", t
+        assert a["error.type"] == "status" and a["http.response.status_code"] == 503, t
+        assert t["status"] == "STATUS_CODE_ERROR"
+    assert all(t["attributes"]["retry"].startswith("after_") for t in tries[:-1]), tries
+    assert not tries[-1]["attributes"]["retry"].startswith("after_"), tries[-1]
+    # The full-text answer still read PostgreSQL, in the same trace.
+    db = one(spans, service="core-api", name="search_articles")
+    assert db["attributes"]["outcome"] == "ok", db
+
+
+def test_no_span_holds_a_token_key_or_signature(stack):
+    """Every span the stack exported so far (this whole suite's), scanned as the logs are."""
+    spans = all_spans(stack)
+    assert spans, "no spans exported"
+    text = "\n".join(json.dumps(s) for s in spans)
+    for name, value in secrets_of(stack).items():
+        assert value not in text, f"{name} is in an exported span"
+    for shape, pattern in SHAPES.items():
+        assert not pattern.search(text), f"a {shape} is in an exported span"
+    assert SENT_HEADERS, "the degraded search ran first"
+    for header in SENT_HEADERS:
+        assert header not in text and header.rsplit("sig=", 1)[-1] not in text
+    assert "authorization" not in text.lower(), "a header of credentials is in an exported span"
