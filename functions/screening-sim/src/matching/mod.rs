@@ -341,7 +341,7 @@ impl Screener {
     /// prefixes: `fewest[i]` is the fewest pieces `text[..i]` splits into.
     fn split_run_together(&self, text: &str) -> Option<Vec<String>> {
         let n = text.len();
-        if n < MIN_RUN_TOGETHER || n > MAX_RUN_TOGETHER || self.ids.contains_key(text) {
+        if !(MIN_RUN_TOGETHER..=MAX_RUN_TOGETHER).contains(&n) || self.ids.contains_key(text) {
             return None;
         }
         let mut fewest: Vec<Option<(usize, usize)>> = vec![None; n + 1]; // (pieces, start)
