@@ -259,7 +259,7 @@ async def screening_header(stack: Stack, tools: set[str]) -> Row:
         return built_not(row)
     async with agent(stack, "KOSHA_TESTER_TOKEN", stack.sign("screening-sim", "error")) as a:
         seen = await a.call("screen_entity", {"name": f"Chaos Demo {uuid.uuid4().hex[:8]}"})
-    return await deferred_then_completed(stack, row, seen)
+    return await deferred_then_completed(stack, row, seen, "KOSHA_TESTER_TOKEN")
 
 
 async def screening_admin(stack: Stack, tools: set[str]) -> Row:
@@ -278,16 +278,17 @@ async def screening_admin(stack: Stack, tools: set[str]) -> Row:
                     break
     finally:
         httpx2.delete(f"{base}/admin/chaos", headers=admin, timeout=5)
-    return await deferred_then_completed(stack, row, seen)
+    return await deferred_then_completed(stack, row, seen, "KOSHA_AGENT_TOKEN")
 
 
-async def deferred_then_completed(stack: Stack, row: Row, seen: Seen) -> Row:
+async def deferred_then_completed(stack: Stack, row: Row, seen: Seen, token: str) -> Row:
+    """`token` names the token that screened: a screening is its client's only (SPEC §4)."""
     c = seen.content or {}
     ok = seen.code == "ok" and c.get("status") == "deferred" and int(c.get("retry_after_s") or 0) >= 5
     seen.retry_after_s = str(c.get("retry_after_s", "-"))
     if ok:
         end, status = time.monotonic() + LATER_S, None
-        async with agent(stack, "KOSHA_AGENT_TOKEN") as a:
+        async with agent(stack, token) as a:
             while time.monotonic() < end:
                 got = await a.call("get_screening_result", {"screening_id": c["screening_id"]})
                 status = (got.content or {}).get("status")

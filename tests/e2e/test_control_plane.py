@@ -184,6 +184,9 @@ def test_state_table_down_fails_open_and_is_counted(gateway_url, agent_token, st
     env = {**os.environ, "KOSHA_DEV_DIR": dev_dir}
     subprocess.run([str(ROOT / "scripts" / "moto"), "stop"], env=env, check=True, capture_output=True)
     try:
+        # Past the lease the agent may hold (KOSHA_LEASE_SECONDS, default 5; SPEC §6): each call
+        # below then needs a bucket write, and each write fails open.
+        time.sleep(5.5)
         for i in range(5):
             r = call(gateway_url, agent_token, 2000 + i, "get_transaction", {"transaction_id": "txn_000300"})
             assert r.status_code == 200

@@ -144,6 +144,11 @@ async def test_chaos_down_defers_and_completes_once_cleared(gateway_url, agent_t
         print(f"deferral {latency * 1000:.1f} ms; completed {after:.1f} s after the knob was cleared")
 
 
+@pytest.mark.xfail(
+    strict=True,
+    reason="issue #33, open: on main the gateway sets no hold after the sim's injected 429 "
+    "(no dependency_backoff line in its log), so a call 2 s later reaches the sim",
+)
 async def test_a_429_with_retry_after_defers_the_next_calls_without_reaching_the_sim(gateway_url, agent_token, stack):
     """Issue #33: screening-sim says "too many, not for 10 s" (429, `Retry-After: 10`); the
     gateway holds every screening for those 10 s. The knob is cleared right after the 429, so
@@ -210,7 +215,8 @@ async def test_a_request_the_sim_refuses_ends_failed_and_in_the_dlq(gateway_url,
         bodies += [json.loads(m["Body"]) for m in out.get("Messages", [])]
         if any(b.get("screening_id") == screening_id for b in bodies):
             break
-    assert {"screening_id": screening_id} in bodies
+    # The message names the screening and its owner (SPEC §4: a screening is its client's).
+    assert {"screening_id": screening_id, "client_id": "kosha-dev-agent"} in bodies
 
 
 async def test_admin_chaos_needs_the_token(stack):

@@ -88,6 +88,11 @@ def gateway_to_core_api(spans: list[dict], tool: str, parent_span_id: str) -> tu
     return call, attempt, core
 
 
+@pytest.mark.xfail(
+    strict=True,
+    reason="issue #32, open: the session's requests share the caller's traceparent (four "
+    "request spans), and the tool call's span is exported as tool_call, not tools/call <tool>",
+)
 async def test_a_get_transaction_is_one_trace_from_the_gateway_to_postgresql(gateway_url, agent_token, stack):
     trace_id, caller, parent = new_parent()
     async with session(gateway_url, agent_token, headers={"traceparent": parent}) as s:
@@ -111,6 +116,11 @@ async def test_a_get_transaction_is_one_trace_from_the_gateway_to_postgresql(gat
     assert db["kind"] == "SPAN_KIND_CLIENT"
 
 
+@pytest.mark.xfail(
+    strict=True,
+    reason="issue #32, open: the session's requests share the caller's traceparent (four "
+    "request spans), and the tool call's span is exported as tool_call, not tools/call <tool>",
+)
 async def test_a_degraded_search_traced_by_params_meta_shows_the_failed_embeddings_attempts(gateway_url, stack):
     trace_id, caller, parent = new_parent()
     header = sign(stack, "openai", "error")

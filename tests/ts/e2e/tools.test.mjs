@@ -59,8 +59,9 @@ async function dynamo(operation, body) {
     },
     body: JSON.stringify(body)
   });
-  assert.equal(r.status, 200, await r.text());
-  return r.json();
+  const text = await r.text();
+  assert.equal(r.status, 200, text);
+  return JSON.parse(text);
 }
 
 /** Empties `clientId`'s bucket (SPEC §8 `rl#<client_id>`): tokens 0, last written 5 s ahead, so

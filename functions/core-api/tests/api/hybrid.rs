@@ -432,6 +432,8 @@ async fn a_429_holds_the_embeddings_api_for_every_search_until_its_retry_after()
     let told = Instant::now();
     // 1.5 s leaves no room to wait 2 s: the 429 is the answer, and the hold is set.
     let reply = search_within(&app, "chargeback", Duration::from_millis(1_500)).await;
+    // The hold runs from when the 429 arrived: before this instant.
+    let answered = Instant::now();
     assert_degraded(&reply, "429 with Retry-After: 2");
     for query in ["refund", "card fraud", "sanctions"] {
         let started = Instant::now();
@@ -451,7 +453,7 @@ async fn a_429_holds_the_embeddings_api_for_every_search_until_its_retry_after()
         1,
         "held searches never reached the API"
     );
-    tokio::time::sleep(Duration::from_secs(2).saturating_sub(told.elapsed())).await;
+    tokio::time::sleep(Duration::from_secs(2).saturating_sub(answered.elapsed())).await;
     let reply = search_within(&app, "chargeback", Duration::from_secs(4)).await;
     assert_hybrid(&reply, "after the Retry-After");
     assert_eq!(stack.requests().await, 2);
