@@ -59,7 +59,7 @@ class Sim:
 
     async def start(self) -> None:
         self.out.mkdir(parents=True, exist_ok=True)
-        n_tokens = self.clients + self.instances
+        n_tokens = max(self.clients, scenarios.OUTAGE_AGENTS) + self.instances
         ids = [f"fleet-agent-{i}" for i in range(n_tokens)]
         for cid in ids:
             self.tokens.append(subprocess.run(
@@ -164,7 +164,7 @@ class Sim:
         picture.draw(png, title, router, events or {}, seconds)
         cold = sum(1 for e in router.lifecycle if e[3] == "cold_start")
         row = dict(scenario=scenario, routing=routing, instances=self.instances, seconds=seconds,
-                   agents=self.clients, cold_starts=cold, profile=self.args.profile,
+                   agents=figures.pop("agents", self.clients), cold_starts=cold, profile=self.args.profile,
                    **{k: round(v, 2) if isinstance(v, float) else v for k, v in (events or {}).items()},
                    **figures, picture=str(png))
         return row
