@@ -6,8 +6,8 @@ use std::sync::Arc;
 
 use kosha_resilience::deadline::{Deadline, LAMBDA_MARGIN};
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, Implementation, ListToolsResult,
-    PaginatedRequestParams, ServerCapabilities, ServerConfig,
+    CacheScope, CallToolRequestParams, CallToolResponse, CallToolResult, Implementation,
+    ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
@@ -26,6 +26,13 @@ use crate::tools::catalogue::{Catalogue, DEFAULT_COST, Entry};
 use crate::tools::error::ToolError;
 use crate::tools::observe;
 use kosha_contract::echo::clip;
+
+/// How long, in ms, a client may serve `tools/list` from its cache (SEP-2549 `ttlMs`):
+/// 5 min. The catalogue changes only with a deploy, and a stateless gateway cannot send
+/// `notifications/tools/list_changed`, so this is also the longest a client keeps a list
+/// from before a deploy. The scope is private: what a caller sees depends on its roles
+/// (SPEC §2, docs/spec.md §3).
+pub const TOOLS_LIST_TTL_MS: u64 = 300_000;
 
 /// One MCP server per request (stateless; cheap to clone); all state lives in [`Gateway`]
 /// and the [`Catalogue`].
@@ -123,7 +130,9 @@ impl ServerHandler for McpServer {
             .visible(roles(&context))
             .map(|e| e.tool().clone())
             .collect();
-        Ok(ListToolsResult::with_all_items(tools))
+        Ok(ListToolsResult::with_all_items(tools)
+            .with_ttl_ms(TOOLS_LIST_TTL_MS)
+            .with_cache_scope(CacheScope::Private))
     }
 
     async fn call_tool(

@@ -126,6 +126,23 @@ async fn an_unknown_or_denied_tool_spends_the_default_cost_and_answers_as_unknow
 }
 
 #[tokio::test]
+async fn tools_list_may_be_cached_privately_for_five_minutes() {
+    let app = common::app("http://127.0.0.1:9", 5.0, 64);
+    let body = json_body(
+        app.oneshot(common::tools_list(1, &common::agent()))
+            .await
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(body["result"]["ttlMs"], 300_000, "{body}");
+    assert_eq!(
+        body["result"]["ttlMs"],
+        mcp_gateway::server::TOOLS_LIST_TTL_MS
+    );
+    assert_eq!(body["result"]["cacheScope"], "private", "{body}");
+}
+
+#[tokio::test]
 async fn a_tools_cost_is_spent_per_call_and_retry_after_counts_to_it() {
     let mut config = common::config("http://127.0.0.1:9", 64);
     config.tool_costs = mcp_gateway::tools::cost::parse(
