@@ -157,14 +157,14 @@ class Sim:
             ddb.delete_item(TableName=self.args.table, Key={"pk": {"S": f"rl#{cid}"}})
 
     def row(self, router: Router, scenario: str, routing: str, events: dict | None = None,
-            seconds: float | None = None, **figures) -> dict:
+            seconds: float | None = None, agents: int | None = None, **figures) -> dict:
         png = self.out / f"fleet-{self._name}.png"
         title = f"bench-fleet {scenario}, routing {routing}, N = {self.instances}: {figures.get('verdict')}"
         seconds = seconds or self.seconds
         picture.draw(png, title, router, events or {}, seconds)
         cold = sum(1 for e in router.lifecycle if e[3] == "cold_start")
         row = dict(scenario=scenario, routing=routing, instances=self.instances, seconds=seconds,
-                   agents=figures.pop("agents", self.clients), cold_starts=cold, profile=self.args.profile,
+                   agents=agents or self.clients, cold_starts=cold, profile=self.args.profile,
                    **{k: round(v, 2) if isinstance(v, float) else v for k, v in (events or {}).items()},
                    **figures, picture=str(png))
         return row

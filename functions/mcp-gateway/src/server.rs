@@ -31,7 +31,7 @@ use kosha_contract::echo::clip;
 /// 5 min. The catalogue changes only with a deploy, and a stateless gateway cannot send
 /// `notifications/tools/list_changed`, so this is also the longest a client keeps a list
 /// from before a deploy. The scope is private: what a caller sees depends on its roles
-/// (SPEC §2, docs/spec.md §3).
+/// (SPEC §5; the addition in docs/spec.md §3).
 pub const TOOLS_LIST_TTL_MS: u64 = 300_000;
 
 /// One MCP server per request (stateless; cheap to clone); all state lives in [`Gateway`]
