@@ -56,10 +56,9 @@ async def tools(gateway_url: str, stack: dict[str, str]) -> set[str]:
         return {t.name for t in (await s.list_tools()).tools}
 
 
-@pytest.fixture(autouse=True)
-async def settled_breaker(gateway_url, agent_token):
-    """Each test starts with core-api's breaker closed and its window full of successes, so
-    the few failures a test injects cannot open it for the next."""
+async def settle_breaker(gateway_url: str, agent_token: str) -> None:
+    """Waits (≤ 30 s) for core-api's breaker to close, then fills its window with successes,
+    so the few failures a test injects cannot open it for the next."""
     async with session(gateway_url, agent_token) as s:
         end = time.monotonic() + 30
         while time.monotonic() < end:
@@ -70,7 +69,15 @@ async def settled_breaker(gateway_url, agent_token):
             time.sleep(0.5)
         for _ in range(20):
             assert not (await s.call_tool("get_transaction", TXN)).is_error
+
+
+@pytest.fixture(autouse=True)
+async def settled_breaker(gateway_url, agent_token):
+    """Each test starts and ends with core-api's breaker closed and its window full of
+    successes: a test that opened it does not leave it open for the next module."""
+    await settle_breaker(gateway_url, agent_token)
     yield
+    await settle_breaker(gateway_url, agent_token)
 
 
 # ------------------------------------------------------------------ target × fault
@@ -171,7 +178,12 @@ async def test_screening_faults_defer_the_screening(gateway_url, stack, fault):
 
 async def test_a_fifth_of_attempts_failing_is_absorbed_by_retries_within_the_budget(gateway_url, stack):
     gw_log = log(stack, "mcp-gateway")
-    n, p = 200, 0.2
+    # The first `covered` calls need ~0.25 retry each, which the budget holds (≤ 10 tokens at
+    # the start plus 0.1 per success): they succeed and the breaker stays closed. The rest
+    # outrun the budget, so about a fifth of them fail; a 20-call window then reaches the
+    # breaker's 50 % by chance in ~9 % of runs (P(≥ 10 of 20 | p = 0.2) over ~160 windows),
+    # which is the breaker doing its job, so only calls before it opened are counted.
+    n, covered, p = 200, 40, 0.2
 
     def retries() -> float:
         return emf_total(gw_log, "retries", dependency="core-api")
@@ -179,7 +191,7 @@ async def test_a_fifth_of_attempts_failing_is_absorbed_by_retries_within_the_bud
     time.sleep(0.5)  # earlier retries flushed (KOSHA_METRICS_FLUSH_MS=300 on the test stack)
     before = retries()
     header = sign(stack, "core-api", "error", p=p)
-    ok, slowest, hinted = 0, 0.0, []
+    ok, slowest, opened_at = [], 0.0, None
     started = time.monotonic()
     async with session(gateway_url, stack["KOSHA_TESTER_TOKEN"], {"x-kosha-chaos": header}) as s:
         for i in range(n):
@@ -189,11 +201,11 @@ async def test_a_fifth_of_attempts_failing_is_absorbed_by_retries_within_the_bud
                 err = r.structured_content["error"]
                 assert err["code"] == "dependency_unavailable", err
                 # An open breaker answers with retry_after_s; an injected 503 has none.
-                if err.get("retry_after_s") is not None:
-                    hinted.append(i)
+                if err.get("retry_after_s") is not None and opened_at is None:
+                    opened_at = i
             else:
-                ok += 1
-            if i % 50 == 49:
+                ok.append(i)
+            if i == covered - 1:
                 health = (await s.call_tool("get_service_health", {})).structured_content
                 assert health["dependencies"]["core-api"]["breaker"] == "closed", (i, health)
     elapsed = time.monotonic() - started
@@ -202,20 +214,22 @@ async def test_a_fifth_of_attempts_failing_is_absorbed_by_retries_within_the_bud
         time.sleep(0.2)
     time.sleep(0.7)
     extra = retries() - before
-    print(f"p={p}: {ok}/{n} calls succeeded, {extra:.0f} retries, slowest {slowest * 1000:.0f} ms, {elapsed:.1f} s")
-    assert not hinted, f"the breaker opened (calls {hinted})"
+    print(f"p={p}: {len(ok)}/{n} calls succeeded, {extra:.0f} retries, slowest {slowest * 1000:.0f} ms, "
+          f"{elapsed:.1f} s, breaker opened at call {opened_at}")
+    assert opened_at is None or opened_at >= covered, f"the breaker opened at call {opened_at}"
     assert slowest <= BUDGET_S["get_transaction"] + SLACK_S, slowest
-    # Retries ran and recovered calls: most calls succeed (without retries, ~80 % would).
+    # Retries ran and recovered calls: while the budget covers them, all but a few succeed
+    # (3 attempts: 0.8 % of calls fail); later most still do (without retries, ~80 % would).
     assert extra >= 5, extra
-    assert ok >= 0.75 * n, ok
+    assert sum(1 for i in ok if i < covered) >= covered - 3, ok
+    counted = opened_at if opened_at is not None else n
+    assert sum(1 for i in ok if i < counted) >= 0.75 * counted, (ok, counted)
     # The budget caps the extra load: what the earned bucket held at the start (at most its
     # cap, 10 tokens), 0.1 token per success since, and the floor of 1 retry/s (plus the one
     # it starts with). Without a budget it would be ~0.24 × n once the run is fast enough
     # that the floor does not cover it (here 200 calls take a few seconds).
-    assert extra <= 10 + 0.1 * ok + elapsed + 1, (extra, ok, elapsed)
+    assert extra <= 10 + 0.1 * len(ok) + elapsed + 1, (extra, len(ok), elapsed)
 
-
-# ------------------------------------------------------------------ forgeries and the audit
 
 def signed(key: bytes, body: bytes) -> bytes:
     return body + b";sig=" + hmac.new(key, body, hashlib.sha256).hexdigest().encode()
