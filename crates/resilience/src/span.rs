@@ -26,6 +26,12 @@ use crate::chaos::FaultAction;
 use crate::classify::ErrorClass;
 use crate::retry::{RetryDecision, StopReason};
 
+/// `d` in whole ms as an `i64`: tracing-opentelemetry (0.34) exports an `i64` field as an
+/// OTLP int and a `u64` or `u128` one as its `Debug` string.
+fn ms(d: Duration) -> i64 {
+    i64::try_from(d.as_millis()).unwrap_or(i64::MAX)
+}
+
 /// Opens the span of attempt `number` on `breaker`'s dependency, with `timeout` and
 /// `remaining` (the deadline's time left) as it starts.
 pub(crate) fn attempt(
@@ -40,10 +46,10 @@ pub(crate) fn attempt(
         otel.kind = "client",
         otel.status_code = Empty,
         dependency = breaker.name(),
-        attempt = number,
+        attempt = i64::from(number),
         breaker = breaker.state().as_str(),
-        timeout_ms = timeout.as_millis(),
-        deadline_remaining_ms = remaining.as_millis(),
+        timeout_ms = ms(timeout),
+        deadline_remaining_ms = ms(remaining),
         outcome = Empty,
         error.type = Empty,
         http.response.status_code = Empty,
@@ -78,7 +84,7 @@ pub(crate) fn ended(span: &Span, result: Result<(), &ErrorClass>) {
                 ErrorClass::Connect => "connect",
                 ErrorClass::Timeout => "timeout",
                 ErrorClass::Status { status, .. } => {
-                    span.record("http.response.status_code", status);
+                    span.record("http.response.status_code", i64::from(*status));
                     "status"
                 }
                 ErrorClass::Fatal => "fatal",

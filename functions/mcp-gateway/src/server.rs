@@ -145,7 +145,10 @@ impl ServerHandler for McpServer {
         let trace = request_trace(&context, &request);
         let run = async {
             // The call's span (SPEC §12), a child of the request's or of `_meta`'s context.
-            let span = observe::span(principal(&context).map(|p| p.client_id.as_str()));
+            let span = observe::span(
+                &request.name,
+                principal(&context).map(|p| p.client_id.as_str()),
+            );
             if let Some(t) = &trace {
                 t.parent(&span);
             }

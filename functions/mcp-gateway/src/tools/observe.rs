@@ -106,11 +106,15 @@ pub struct Timing {
     pub overhead: Option<Duration>,
 }
 
-/// Opens the span of one `tools/call` for the caller `client_id` (the principal's claim;
-/// `None` before authentication); [`record`] fills in the rest. Disabled, and free, unless
-/// spans are exported (kosha-runtime's `otlp`).
-pub fn span(client_id: Option<&str>) -> tracing::Span {
-    tracing::info_span!(
+/// Opens the span of one `tools/call` of the tool `requested` (clipped) for the caller
+/// `client_id` (the principal's claim; `None` before authentication); [`record`] fills in the
+/// rest. Disabled, and free, unless spans are exported (kosha-runtime's `otlp`).
+///
+/// The span is named `tools/call <tool>` here, as it opens: tracing-opentelemetry applies an
+/// `otel.name` recorded later only to a span not yet entered (0.34, `SpanBuilderUpdates::
+/// update_span` keeps status and attributes only), so a name set in [`record`] was lost.
+pub fn span(requested: &str, client_id: Option<&str>) -> tracing::Span {
+    let span = tracing::info_span!(
         "tool_call",
         otel.name = Empty,
         otel.status_code = Empty,
@@ -121,7 +125,11 @@ pub fn span(client_id: Option<&str>) -> tracing::Span {
         degraded = Empty,
         degraded_reason = Empty,
         attempts = Empty,
-    )
+    );
+    if !span.is_disabled() {
+        span.record("otel.name", format!("tools/call {}", clip(requested)));
+    }
+    span
 }
 
 /// Writes the record of one call: `tool` is the catalogue's name (`None` for an unknown tool,
@@ -154,14 +162,14 @@ pub fn record(
         "internal" | "dependency_unavailable" | "deadline_exceeded" | "overloaded"
     );
     if !span.is_disabled() {
-        span.record("otel.name", format!("tools/call {name}"));
         span.record("tool", &*name);
         span.record("outcome", outcome.code);
         span.record("degraded", degraded);
         if let Some(reason) = outcome.degraded {
             span.record("degraded_reason", reason);
         }
-        span.record("attempts", attempts);
+        // An i64: tracing-opentelemetry exports a u64 field as a string.
+        span.record("attempts", i64::from(attempts));
         if failed {
             span.record("otel.status_code", "error");
         }
