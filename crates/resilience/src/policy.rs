@@ -417,8 +417,12 @@ impl Policy {
 
     /// [`Policy::call`] with an optional chaos plan (SPEC §9): when `faults` is `Some`, each
     /// attempt first draws ([`Faults::draw`]) and, on a hit, instead of calling `op`:
-    /// - `Latency(d)`: sleeps `d`, then calls `op` with `attempt.timeout − d` (when
-    ///   `d ≥ attempt.timeout`, `op` is never called and the attempt times out);
+    /// - `Latency(d)`: sleeps `d` inside the attempt, then awaits `op`'s future (when
+    ///   `d ≥ attempt.timeout`, it is never awaited and the attempt times out). `op` is called
+    ///   as the attempt starts, with the attempt's own timeout, so what it derives from it at
+    ///   once (the hop deadline `min(deadline, now + timeout) − 150 ms`, SPEC §7) is the
+    ///   attempt's real end: the latency spends the dependency's time, it does not move its
+    ///   deadline earlier (a dependency handed `end − d` would refuse a call it had time for);
     /// - `Error`: fails with `E::from(InjectedFault::Unavailable)` (a 503) without calling;
     /// - `Timeout`: pends until the attempt timeout fires (`AttemptTimeout`, or
     ///   `DeadlineExceeded` when the deadline shrank it);
@@ -449,13 +453,7 @@ impl Policy {
             }
             let step = match drawn {
                 None => Step::Call(op(attempt)),
-                Some(FaultAction::Latency(d)) if d < attempt.timeout => Step::Delay(
-                    d,
-                    op(Attempt {
-                        timeout: attempt.timeout - d,
-                        ..attempt
-                    }),
-                ),
+                Some(FaultAction::Latency(d)) if d < attempt.timeout => Step::Delay(d, op(attempt)),
                 Some(FaultAction::Latency(_) | FaultAction::Timeout) => Step::Hang,
                 Some(FaultAction::Error) => Step::Fail(InjectedFault::Unavailable),
                 Some(FaultAction::Reset) => Step::Fail(InjectedFault::Reset),

@@ -169,14 +169,21 @@ async fn p02_error_faults_recover_by_retry_within_the_budget() {
 async fn latency_counts_against_the_attempt_and_the_deadline() {
     let p = policy();
     // 1 s deadline: the attempt gets min(1000 − 150, 2000) = 850 ms; latency takes 500 of it
-    // and the dependency is called with the 350 ms left.
+    // and the dependency is reached with the 350 ms left. The operation is called as the
+    // attempt starts, so the end it derives then (now + timeout: the hop deadline of SPEC §7)
+    // is the attempt's real end, 850 ms, not 500 ms earlier.
     let d = Deadline::after(ms(1_000));
     let start = Instant::now();
     let mut faults = plan(Fault::Latency, Some(500), 1.0, 1);
-    let r: Result<Duration> = p
-        .call_with_faults(&d, I, Some(&mut faults), |a| async move { Ok(a.timeout) })
+    let r: Result<(Instant, Instant)> = p
+        .call_with_faults(&d, I, Some(&mut faults), |a| {
+            let end = Instant::now() + a.timeout;
+            async move { Ok((end, Instant::now())) }
+        })
         .await;
-    assert_eq!(r.unwrap(), ms(350));
+    let (end, reached) = r.unwrap();
+    assert_eq!(end - start, ms(850));
+    assert_eq!(end - reached, ms(350));
     assert_eq!(start.elapsed(), ms(500));
     assert_eq!(d.remaining(), ms(500));
 
