@@ -186,6 +186,37 @@ async fn a_burst_in_one_instance_is_held_to_the_bucket_and_refusals_cost_no_writ
 }
 
 #[tokio::test(start_paused = true)]
+async fn a_cold_burst_leases_for_the_calls_queued_behind_the_turn() {
+    // 40 calls of one client at once on a cold instance (local mode), each write 60 ms: one
+    // write per call would get about 3 of them through the 200 ms turn wait and refuse the
+    // rest although the bucket holds 1,000. The first write leases for the queue as well.
+    let fake = FakeBuckets::new(Duration::from_millis(60));
+    let clock = Arc::new(ManualClock::new(T0));
+    let settings = RateLimitSettings {
+        bucket: BucketConfig::try_new(1_000.0, 100.0).unwrap(),
+        lease_max_tokens: 250,
+        ..RateLimitSettings::default()
+    };
+    let limiter = Arc::new(DynamoRateLimiter::new(
+        &fake.table(),
+        settings,
+        clock.clone(),
+    ));
+    let tasks: Vec<_> = (0..40)
+        .map(|_| {
+            let limiter = Arc::clone(&limiter);
+            tokio::spawn(async move { limiter.decide("agent-q").await })
+        })
+        .collect();
+    for t in tasks {
+        assert_eq!(t.await.unwrap(), RateDecision::Allowed);
+    }
+    assert!(fake.writes() <= 3, "{} writes for 40 calls", fake.writes());
+    // What was leased left the item: nothing was admitted past it.
+    assert!(fake.tokens("agent-q") <= 1_000.0 - 40.0);
+}
+
+#[tokio::test(start_paused = true)]
 async fn a_call_spends_its_cost_and_waits_until_the_bucket_holds_it() {
     let fake = FakeBuckets::new(Duration::from_millis(5));
     let clock = Arc::new(ManualClock::new(T0));
