@@ -10,12 +10,10 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 
-import { execFileSync } from 'node:child_process';
-
 import { Ajv2020 } from 'ajv/dist/2020.js';
 
-import { call, toolError } from './results.mjs';
-import { connect, dev, loadStackEnv, sleep } from './stack.mjs';
+import { call, coreApiOutage, toolError } from './results.mjs';
+import { connect, drainBucket, dynamo, loadStackEnv, mintAgent } from './stack.mjs';
 
 const stack = loadStackEnv();
 
@@ -40,41 +38,6 @@ function formats(schema, at = '#') {
   if (schema === null || typeof schema !== 'object') return [];
   return Object.entries(schema).flatMap(([k, v]) =>
     k === 'format' && typeof v === 'string' ? [[at, v]] : formats(v, `${at}/${k}`));
-}
-
-/** A token for `clientId` with the agent role, minted with the stack's dev signing key. */
-function mintAgent(clientId) {
-  return execFileSync(stack.KOSHA_OPS, ['token', 'mint', '--key', stack.KOSHA_DEV_SIGNING_KEY,
-    '--issuer', stack.KOSHA_JWT_ISSUER, '--role', 'agent', '--client-id', clientId], { encoding: 'utf8' }).trim();
-}
-
-/** One DynamoDB JSON call on the local emulator (which does not check signatures). */
-async function dynamo(operation, body) {
-  const r = await fetch(stack.AWS_ENDPOINT_URL, {
-    method: 'POST',
-    headers: {
-      'content-type': 'application/x-amz-json-1.0',
-      'x-amz-target': `DynamoDB_20120810.${operation}`,
-      authorization: `AWS4-HMAC-SHA256 Credential=test/20261202/${stack.AWS_REGION}/dynamodb/aws4_request, SignedHeaders=host, Signature=0`
-    },
-    body: JSON.stringify(body)
-  });
-  const text = await r.text();
-  assert.equal(r.status, 200, text);
-  return JSON.parse(text);
-}
-
-/** Empties `clientId`'s bucket (SPEC §8 `rl#<client_id>`): tokens 0, last written 5 s ahead, so
- * even the e2e stack's fast refill adds nothing until then. Returns the item's key. */
-async function drainBucket(clientId) {
-  const now = Date.now();
-  const Key = { pk: { S: `rl#${clientId}` } };
-  await dynamo('PutItem', {
-    TableName: stack.KOSHA_STATE_TABLE,
-    Item: { ...Key, tokens: { N: '0' }, updated_at: { N: String(now + 5000) },
-      expires_at: { N: String(Math.floor(now / 1000) + 3600) } }
-  });
-  return Key;
 }
 
 describe('the gateway through the TypeScript SDK client', () => {
@@ -218,9 +181,9 @@ describe('the gateway through the TypeScript SDK client', () => {
 
     it('rate_limited with retry_after_s from an empty bucket, a result and not an exception (SPEC §6)', async () => {
       const clientId = 'kosha-e2e-drained-ts';
-      const token = mintAgent(clientId);
-      const Key = await drainBucket(clientId);
-      const before = await dynamo('GetItem', { TableName: stack.KOSHA_STATE_TABLE, Key, ConsistentRead: true });
+      const token = mintAgent(stack, clientId);
+      const Key = await drainBucket(stack, clientId);
+      const before = await dynamo(stack, 'GetItem', { TableName: stack.KOSHA_STATE_TABLE, Key, ConsistentRead: true });
       // Two clients, two initialize handshakes: a new session does not reset the bucket.
       for (let i = 0; i < 2; i++) {
         const limited = await connect(stack, token);
@@ -234,35 +197,12 @@ describe('the gateway through the TypeScript SDK client', () => {
           await limited.close();
         }
       }
-      const after = await dynamo('GetItem', { TableName: stack.KOSHA_STATE_TABLE, Key, ConsistentRead: true });
+      const after = await dynamo(stack, 'GetItem', { TableName: stack.KOSHA_STATE_TABLE, Key, ConsistentRead: true });
       assert.deepEqual(after, before, 'refused calls wrote nothing');
     });
 
     it('dependency_unavailable with retry_after_s while core-api is stopped', async (t) => {
-      const args = { transaction_id: 'txn_000100' };
-      const breaker = async () =>
-        (await call(client, 'get_service_health')).structuredContent.dependencies['core-api'].breaker;
-      dev(stack, 'stop', 'core-api');
-      let last;
-      try {
-        for (let i = 0; i < 40; i++) {
-          last = toolError(await call(client, 'get_transaction', args), 'dependency_unavailable');
-          if (last.retry_after_s !== undefined) break;
-        }
-        assert.ok(Number.isInteger(last.retry_after_s) && last.retry_after_s >= 1, JSON.stringify(last));
-        assert.equal(last.dependency, 'core-api');
-      } finally {
-        dev(stack, 'start', 'core-api');
-      }
-      // Leave the stack as found: the breaker closes again through half-open.
-      const until = Date.now() + 60_000;
-      while (Date.now() < until) {
-        const r = await call(client, 'get_transaction', args);
-        if (r.isError !== true && (await breaker()) === 'closed') return;
-        await sleep(500);
-      }
-      t.diagnostic('core-api breaker did not close within 60 s');
-      assert.equal(await breaker(), 'closed');
+      await coreApiOutage(stack, client, { transaction_id: 'txn_000100' }, t);
     });
   });
 });

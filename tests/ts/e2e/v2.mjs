@@ -32,12 +32,13 @@ export function recordingFetch() {
 
 /**
  * A connected 2.x client for the gateway in `mode` (a key of MODES), authenticated by `token`
- * or by `authProvider` (an OAuth client provider), sending through `fetchFn` when given.
+ * or by `authProvider` (an OAuth client provider), sending through `fetchFn` when given and
+ * with `headers` (e.g. `X-Kosha-Chaos`) on every request.
  */
-export async function connect2(stack, mode, { token, authProvider, fetchFn } = {}) {
+export async function connect2(stack, mode, { token, authProvider, fetchFn, headers = {} } = {}) {
   const client = new Client({ name: 'kosha-ts-e2e-v2', version: '1.0.0' }, { versionNegotiation: MODES[mode] });
   const options = { fetch: fetchFn };
-  if (token) options.requestInit = { headers: { Authorization: `Bearer ${token}` } };
+  options.requestInit = { headers: token ? { ...headers, Authorization: `Bearer ${token}` } : headers };
   if (authProvider) options.authProvider = authProvider;
   await client.connect(new StreamableHTTPClientTransport(new URL(stack.KOSHA_GATEWAY_URL), options));
   return client;
