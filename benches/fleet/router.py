@@ -55,7 +55,8 @@ class Record:
 def classify(status: int, body: dict | None) -> tuple[str, str]:
     """(kind, code) of a gateway answer: `ok`, `refused` (a breaker's fast refusal:
     `dependency_unavailable` with `retry_after_s`), `failed` (any other tool error: an attempt
-    that failed), `limited` (the bucket's `rate_limited`), `error` (anything else)."""
+    that failed), `limited` (the bucket's `rate_limited`: a tool error since SPEC §6's
+    revision, or the per-principal limiter's JSON-RPC error), `error` (anything else)."""
     if body is None:
         return "error", f"http_{status}"
     if "error" in body:
@@ -67,6 +68,8 @@ def classify(status: int, body: dict | None) -> tuple[str, str]:
         return "ok", ""
     err = (result.get("structuredContent") or {}).get("error", {})
     code = err.get("code", "?")
+    if code == "rate_limited":
+        return "limited", code
     if code == "dependency_unavailable" and err.get("retry_after_s") is not None:
         return "refused", code
     return "failed", code

@@ -11,7 +11,8 @@ use crate::StateError;
 pub struct RateLimitSettings {
     /// Capacity and refill rate.
     pub bucket: BucketConfig,
-    /// Bound on each DynamoDB call (default 100 ms); twice it bounds the wait for this
+    /// Bound on each DynamoDB call (`KOSHA_RATE_CALL_TIMEOUT_MS`, default 100 ms, 1 to
+    /// 10000); past it the call fails open (SPEC §6). Twice it bounds the wait for this
     /// client's turn in [`crate::DynamoRateLimiter`] (a call still waiting then is refused,
     /// or failed open when the client's last DynamoDB call failed).
     pub call_timeout: Duration,
@@ -28,6 +29,9 @@ pub struct RateLimitSettings {
 /// The lease duration of SPEC §6 when `KOSHA_LEASE_SECONDS` is unset.
 pub const DEFAULT_LEASE: Duration = Duration::from_secs(5);
 
+/// The DynamoDB call bound when `KOSHA_RATE_CALL_TIMEOUT_MS` is unset.
+const DEFAULT_CALL_TIMEOUT: Duration = Duration::from_millis(100);
+
 /// Longest lease accepted (`KOSHA_LEASE_SECONDS` at most 3600: the item's TTL).
 const MAX_LEASE_S: f64 = 3600.0;
 
@@ -35,7 +39,7 @@ impl Default for RateLimitSettings {
     fn default() -> Self {
         Self {
             bucket: BucketConfig::DEFAULT,
-            call_timeout: Duration::from_millis(100),
+            call_timeout: DEFAULT_CALL_TIMEOUT,
             max_tries: 3,
             lease: DEFAULT_LEASE,
             lease_max_tokens: default_lease_max(&BucketConfig::DEFAULT),
@@ -52,7 +56,9 @@ pub fn default_lease_max(bucket: &BucketConfig) -> u32 {
 impl RateLimitSettings {
     /// Defaults, with `KOSHA_RATE_CAPACITY`, `KOSHA_RATE_PER_SEC`, `KOSHA_LEASE_SECONDS`
     /// (a number of seconds > 0, at most 3600) and `KOSHA_LEASE_MAX_TOKENS` (a whole number
-    /// from 1 to the capacity) when set (SPEC §6).
+    /// from 1 to the capacity) when set (SPEC §6), and `KOSHA_RATE_CALL_TIMEOUT_MS` (a whole
+    /// number of ms from 1 to 10000: for a table slower than DynamoDB in-region, such as a
+    /// local emulator; the fleet simulator sets it).
     ///
     /// # Errors
     /// [`StateError::InvalidSetting`] naming the variable whose value is not a number or is
@@ -106,8 +112,21 @@ impl RateLimitSettings {
                 }
             },
         };
+        let call_timeout = match value("KOSHA_RATE_CALL_TIMEOUT_MS") {
+            None => DEFAULT_CALL_TIMEOUT,
+            Some(v) => match v.trim().parse::<u64>() {
+                Ok(ms @ 1..=10_000) => Duration::from_millis(ms),
+                _ => {
+                    return Err(invalid(
+                        "KOSHA_RATE_CALL_TIMEOUT_MS",
+                        "must be a whole number of milliseconds from 1 to 10000",
+                    ));
+                }
+            },
+        };
         Ok(Self {
             bucket,
+            call_timeout,
             lease: Duration::from_secs_f64(lease_s),
             lease_max_tokens,
             ..Self::default()
@@ -145,6 +164,15 @@ mod tests {
     }
 
     #[test]
+    fn the_call_timeout_is_100_ms_unless_set() {
+        let s = RateLimitSettings::from_lookup(lookup(&[])).unwrap();
+        assert_eq!(s.call_timeout, Duration::from_millis(100));
+        let s = RateLimitSettings::from_lookup(lookup(&[("KOSHA_RATE_CALL_TIMEOUT_MS", "750")]))
+            .unwrap();
+        assert_eq!(s.call_timeout, Duration::from_millis(750));
+    }
+
+    #[test]
     fn bad_lease_settings_are_refused_by_name() {
         for (name, value) in [
             ("KOSHA_LEASE_SECONDS", "0"),
@@ -155,6 +183,9 @@ mod tests {
             ("KOSHA_LEASE_MAX_TOKENS", "0"),
             ("KOSHA_LEASE_MAX_TOKENS", "21"),
             ("KOSHA_LEASE_MAX_TOKENS", "2.5"),
+            ("KOSHA_RATE_CALL_TIMEOUT_MS", "0"),
+            ("KOSHA_RATE_CALL_TIMEOUT_MS", "10001"),
+            ("KOSHA_RATE_CALL_TIMEOUT_MS", "1.5"),
         ] {
             let err = RateLimitSettings::from_lookup(lookup(&[(name, value)])).unwrap_err();
             assert!(
