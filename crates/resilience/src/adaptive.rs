@@ -3,9 +3,15 @@
 //! issue #33). Opt-in (`KOSHA_ADAPTIVE_CONCURRENCY=true`), off by default everywhere: on
 //! Lambda an instance serves one request at a time and gains nothing from it.
 //!
-//! - **What it counts:** two exponential moving averages of attempt latency: a short one
-//!   (about the last 10 samples) and a long one (about the last `long_window`, default 500),
-//!   which stands for the latency the dependency has when it is not queueing.
+//! - **What it counts:** two moving averages of attempt latency: a short one (about the last
+//!   10 samples) and a long one, the baseline, which stands for the latency the dependency
+//!   has when it is not queueing. The baseline never stands above the short average (it
+//!   falls with it) and rises over about `long_window` samples (default 500) from samples
+//!   within the tolerance, ten times slower from samples past it, so a spell of queueing does
+//!   not become the new normal: a symmetric average let 100 queued samples at 5 × the
+//!   baseline raise it by 70 %, and the limit then oscillated between 6 and 28 on a
+//!   dependency whose best size was 8 (`scripts/bench-adaptive`). The minimum round trip of
+//!   TCP Vegas and Envoy's adaptive concurrency plays the same part.
 //! - **How the limit moves** (on every sample, in floats; it is a control signal, not an
 //!   account):
 //!   `gradient = clamp(tolerance × long / short, 0.5, 1)` (tolerance 1.5: latency may grow
@@ -17,6 +23,11 @@
 //!   flight the limit is not raised (the dependency was not the bottleneck). When the long
 //!   average is more than twice the short one (a load spike ended), it decays towards the
 //!   short one so the limit can recover.
+//! - **A timed-out attempt** (the dependency's own fault, not a deadline that shrank it) cuts
+//!   the limit by a tenth at once ([`AdaptiveLimit::dropped`]; the backoff of Netflix's
+//!   `AIMDLimit` on a drop). Latency samples only arrive as calls end, and a dependency that
+//!   queues into timeouts answers few: without this the limit falls too slowly to keep the
+//!   breaker from opening on the timeouts (measured: `scripts/bench-adaptive`).
 //! - **What it returns:** [`AdaptiveLimit::limit`], read by [`crate::bulkhead::Bulkhead`]
 //!   on every admission: a call that would make more than `limit` calls in flight is refused
 //!   at once (`overloaded`), never queued, so excess load is shed fast instead of waiting
@@ -85,6 +96,8 @@ impl AdaptiveConfig {
 const SHORT_WINDOW: f64 = 10.0;
 /// Weight of the newly computed limit (Gradient2's smoothing).
 const SMOOTHING: f64 = 0.2;
+/// What a timed-out attempt leaves of the limit (Netflix `AIMDLimit`'s default backoff).
+const DROP_BACKOFF: f64 = 0.9;
 
 #[derive(Debug)]
 struct Estimate {
@@ -145,7 +158,19 @@ impl AdaptiveLimit {
             e.long_ms = rtt;
         } else {
             e.short_ms += (rtt - e.short_ms) / SHORT_WINDOW;
-            e.long_ms += (rtt - e.long_ms) / f64::from(self.config.long_window);
+            if rtt > e.long_ms {
+                // A sample within the tolerance is the dependency's normal latency; one past
+                // it is queueing, learnt ten times slower (a real, lasting slow-down still
+                // becomes the baseline, over ten long windows).
+                let window = f64::from(self.config.long_window);
+                let window = if rtt <= self.config.tolerance * e.long_ms {
+                    window
+                } else {
+                    window * 10.0
+                };
+                e.long_ms += (rtt - e.long_ms) / window;
+            }
+            e.long_ms = e.long_ms.min(e.short_ms);
         }
         if e.short_ms <= 0.0 || e.samples < SHORT_WINDOW as u64 {
             return;
@@ -162,6 +187,17 @@ impl AdaptiveLimit {
         let new = e.limit * gradient + e.limit.sqrt();
         let (floor, max) = (self.config.floor as f64, self.config.max as f64);
         e.limit = (e.limit * (1.0 - SMOOTHING) + new * SMOOTHING).clamp(floor, max);
+        self.publish(&e);
+    }
+
+    /// An attempt timed out at its own cap: the limit loses a tenth at once, down to the floor.
+    pub fn dropped(&self) {
+        let mut e = self.estimate.lock();
+        e.limit = (e.limit * DROP_BACKOFF).max(self.config.floor as f64);
+        self.publish(&e);
+    }
+
+    fn publish(&self, e: &Estimate) {
         let whole = e.limit.floor() as usize;
         if self.limit.swap(whole, Ordering::AcqRel) != whole {
             self.gauge.set(whole as f64);

@@ -110,6 +110,13 @@ impl Bulkhead {
         }
     }
 
+    /// Tells the adaptive limit that an attempt timed out at its own cap (nothing when fixed).
+    pub fn dropped(&self) {
+        if let Some(limit) = &self.adaptive {
+            limit.dropped();
+        }
+    }
+
     /// Whether the permit just taken put more calls in flight than the adaptive limit.
     fn over_limit(&self) -> bool {
         self.adaptive

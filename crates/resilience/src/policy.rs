@@ -377,6 +377,7 @@ impl Policy {
                 None if budget.shrunk => (PolicyError::DeadlineExceeded, ErrorClass::Timeout),
                 None => {
                     outcome = Outcome::Failure;
+                    self.bulkhead.dropped();
                     (PolicyError::AttemptTimeout, ErrorClass::Timeout)
                 }
             };

@@ -227,3 +227,34 @@ async fn an_adaptive_limit_sheds_the_excess_at_once_when_latency_triples() {
     assert!(shed >= 16 - limit, "{shed} shed at limit {limit}");
     assert_eq!(Instant::now() - started, ms(30), "no one waited for a slot");
 }
+
+#[tokio::test(start_paused = true)]
+async fn an_attempt_timing_out_at_its_cap_lowers_the_adaptive_limit_at_once() {
+    let mut c = common::core_api_read();
+    c.bulkhead.capacity = 16;
+    let p = Policy::try_new(Dependency::CoreApi, c, Arc::new(NoOverrides))
+        .unwrap()
+        .with_adaptive_concurrency(AdaptiveConfig::for_capacity(16))
+        .unwrap();
+    // One attempt that hangs past its cap (2 s): a timeout of the dependency's own, with no
+    // latency sample worth the name yet; the limit loses a tenth without waiting for them.
+    let r = p
+        .call(
+            &Deadline::after(s(30)),
+            Idempotency::NonIdempotent,
+            |_| async { std::future::pending::<std::result::Result<(), ErrorClass>>().await },
+        )
+        .await;
+    assert!(matches!(r, Err(PolicyError::AttemptTimeout)), "{r:?}");
+    assert_eq!(p.health().capacity, 14, "16 × 0.9 = 14.4");
+    // A deadline that ends first is the caller's, not the dependency's: the limit stays.
+    let r = p
+        .call(
+            &Deadline::after(ms(500)),
+            Idempotency::NonIdempotent,
+            |_| async { std::future::pending::<std::result::Result<(), ErrorClass>>().await },
+        )
+        .await;
+    assert!(matches!(r, Err(PolicyError::DeadlineExceeded)), "{r:?}");
+    assert_eq!(p.health().capacity, 14);
+}

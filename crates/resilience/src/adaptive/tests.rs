@@ -39,6 +39,47 @@ fn latency_tripling_under_load_lowers_the_limit_and_it_recovers_after() {
 }
 
 #[test]
+fn queueing_that_lasts_does_not_become_the_baseline() {
+    // A dependency with 4 workers, 10 ms each: with `limit` calls in flight, the answer
+    // takes max(1, limit / 4) × 10 ms. It starts unloaded, then the load never lets up.
+    let l = limit(32);
+    for _ in 0..50 {
+        l.sample(ms(10), 2);
+    }
+    let mut highest_late = 0;
+    for i in 0..2_000 {
+        let queued = (l.limit() as u64).max(4) * 10 / 4;
+        l.sample(ms(queued), l.limit());
+        if i >= 500 {
+            highest_late = highest_late.max(l.limit());
+        }
+    }
+    // A baseline that learnt the queueing would let the limit climb back to 32 (it did, by
+    // the 800th sample, with a symmetric long average).
+    assert!(highest_late <= 16, "limit back up to {highest_late}");
+}
+
+#[test]
+fn each_timed_out_attempt_cuts_a_tenth_down_to_the_floor() {
+    let l = limit(32);
+    l.dropped();
+    assert_eq!(l.limit(), 28, "32 × 0.9 = 28.8");
+    for _ in 0..10 {
+        l.dropped();
+    }
+    assert_eq!(l.limit(), 10, "32 × 0.9^11 = 10.04");
+    for _ in 0..30 {
+        l.dropped();
+    }
+    assert_eq!(l.limit(), l.config().floor);
+    // Answers at the old latency again: it grows back.
+    for _ in 0..500 {
+        l.sample(ms(10), l.limit());
+    }
+    assert_eq!(l.limit(), 32);
+}
+
+#[test]
 fn an_idle_dependency_does_not_grow_the_limit() {
     let l = limit(32);
     for _ in 0..200 {
