@@ -85,15 +85,10 @@ pub fn block_on<F: Future<Output = ExitCode>>(main: F) -> ExitCode {
 pub async fn serve(router: Router) -> Result<(), ServeError> {
     if on_lambda() {
         tracing::info!(mode = "lambda", "serving");
-        let router = flushing(router);
-        let result = match crate::telemetry::metrics_collector() {
-            // Flushes the EMF document after every invocation.
-            Some(collector) => {
-                metrics_cloudwatch_embedded::lambda::service::run_http(collector, router).await
-            }
-            None => lambda_http::run(router).await,
-        };
-        return result.map_err(|e| ServeError::Lambda(e.to_string()));
+        let handler = flush_metrics(lambda_http::Adapter::from(flushing(router)));
+        return lambda_http::lambda_runtime::run(handler)
+            .await
+            .map_err(|e| ServeError::Lambda(e.to_string()));
     }
     serve_local(router).await
 }
@@ -124,13 +119,9 @@ where
     let handler = service_fn(move |event: LambdaEvent<Box<RawValue>>| {
         handle_event(router.clone(), tasks.clone(), event)
     });
-    let result = match crate::telemetry::metrics_collector() {
-        Some(collector) => {
-            metrics_cloudwatch_embedded::lambda::service::run(collector, handler).await
-        }
-        None => lambda_http::lambda_runtime::run(handler).await,
-    };
-    result.map_err(|e| ServeError::Lambda(e.to_string()))
+    lambda_http::lambda_runtime::run(flush_metrics(handler))
+        .await
+        .map_err(|e| ServeError::Lambda(e.to_string()))
 }
 
 /// One Lambda invocation of [`serve_with_tasks`]: a task event runs `tasks`, anything else is
@@ -181,6 +172,35 @@ pub fn flushing(router: Router) -> Router {
     ))
 }
 
+/// The Lambda handler `service` with the invocation's metrics written when it ends: its
+/// request id set as property [`crate::telemetry::REQUEST_ID_PROPERTY`], then the EMF documents
+/// flushed to stdout once the handler has answered and before the runtime sends the answer
+/// (Lambda may freeze the instance right after). `service` alone when [`crate::telemetry::init`]
+/// installed no recorder. Every Lambda loop of Kosha runs its handler through this.
+pub fn flush_metrics<A, S>(
+    service: S,
+) -> impl lambda_http::Service<LambdaEvent<A>, Response = S::Response, Error = S::Error>
+where
+    S: lambda_http::Service<LambdaEvent<A>>,
+{
+    service
+        .map_request(|event: LambdaEvent<A>| {
+            if let Some(emf) = crate::telemetry::metrics_collector() {
+                let id = event.context.request_id.clone();
+                emf.set_property(crate::telemetry::REQUEST_ID_PROPERTY, id);
+            }
+            event
+        })
+        .map_result(|answer| {
+            if let Some(emf) = crate::telemetry::metrics_collector()
+                && let Err(e) = emf.flush(std::io::stdout())
+            {
+                tracing::warn!(error = %e, "metrics flush failed");
+            }
+            answer
+        })
+}
+
 /// The plain HTTP/1.1 server on `KOSHA_LISTEN`.
 async fn serve_local(router: Router) -> Result<(), ServeError> {
     let settings = crate::server::ServerConfig::from_env()?;
@@ -196,8 +216,8 @@ async fn serve_local(router: Router) -> Result<(), ServeError> {
     let served = crate::server::run(listener, router, settings, shutdown_signal())
         .await
         .map_err(ServeError::Local);
-    if let Some(collector) = crate::telemetry::metrics_collector() {
-        let _ = collector.flush(crate::telemetry::emf_stdout());
+    if let Some(emf) = crate::telemetry::metrics_collector() {
+        let _ = emf.flush(std::io::stdout());
     }
     served
 }
