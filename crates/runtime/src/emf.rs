@@ -124,9 +124,12 @@ impl HistogramFn for Samples {
 
 impl Samples {
     /// The values so far, leaving an empty vector as large as this interval's (so the next
-    /// interval's pushes do not grow it again).
+    /// interval's pushes do not grow it again); an empty interval keeps the vector it has.
     fn take(&self) -> Vec<f64> {
         let mut values = self.0.lock();
+        if values.is_empty() {
+            return Vec::new();
+        }
         let room = Vec::with_capacity(values.len());
         std::mem::replace(&mut *values, room)
     }
@@ -406,10 +409,7 @@ impl Serialize for Document<'_> {
                 metrics: self
                     .members
                     .iter()
-                    .map(|(name, unit, _)| Definition {
-                        name: *name,
-                        unit: *unit,
-                    })
+                    .map(|(name, unit, _)| Definition { name, unit: *unit })
                     .collect(),
             }],
         };

@@ -183,17 +183,33 @@ pub fn flush_metrics<A, S>(
 where
     S: lambda_http::Service<LambdaEvent<A>>,
 {
+    metrics_per_invocation(
+        service,
+        crate::telemetry::metrics_collector(),
+        std::io::stdout,
+    )
+}
+
+/// [`flush_metrics`] with recorder `emf` and output `out`.
+fn metrics_per_invocation<A, S, W: std::io::Write>(
+    service: S,
+    emf: Option<&'static crate::emf::Emf>,
+    out: impl Fn() -> W + Clone,
+) -> impl lambda_http::Service<LambdaEvent<A>, Response = S::Response, Error = S::Error>
+where
+    S: lambda_http::Service<LambdaEvent<A>>,
+{
     service
-        .map_request(|event: LambdaEvent<A>| {
-            if let Some(emf) = crate::telemetry::metrics_collector() {
+        .map_request(move |event: LambdaEvent<A>| {
+            if let Some(emf) = emf {
                 let id = event.context.request_id.clone();
                 emf.set_property(crate::telemetry::REQUEST_ID_PROPERTY, id);
             }
             event
         })
-        .map_result(|answer| {
-            if let Some(emf) = crate::telemetry::metrics_collector()
-                && let Err(e) = emf.flush(std::io::stdout())
+        .map_result(move |answer| {
+            if let Some(emf) = emf
+                && let Err(e) = emf.flush(out())
             {
                 tracing::warn!(error = %e, "metrics flush failed");
             }
@@ -246,7 +262,7 @@ async fn shutdown_signal() {
 #[cfg(test)]
 mod tests {
     use axum::routing::get;
-    use lambda_http::Context;
+    use lambda_http::{Context, Service as _};
     use serde_json::{Value, json};
 
     use super::*;
@@ -304,5 +320,38 @@ mod tests {
                 .await
                 .is_err()
         );
+    }
+
+    /// An invocation's metrics are written when its handler has answered, named by its
+    /// request id.
+    #[tokio::test]
+    async fn an_invocations_metrics_are_flushed_with_its_request_id_when_it_answers() {
+        let emf: &'static crate::emf::Emf = Box::leak(Box::new(crate::emf::Emf::new("Kosha")));
+        let out = crate::telemetry::SharedBuffer::default();
+        let sink = out.clone();
+        let written = out.clone();
+        let handler = service_fn(move |_: LambdaEvent<Value>| {
+            let written = written.clone();
+            async move {
+                metrics::with_local_recorder(emf, || metrics::counter!("retries").increment(2));
+                assert!(written.text().is_empty(), "nothing before the answer");
+                Ok::<_, lambda_http::Error>("done")
+            }
+        });
+        let mut service = metrics_per_invocation(handler, Some(emf), move || sink.clone());
+        let mut context = Context::default();
+        context.request_id = "req-1".to_owned();
+        let answer = service
+            .ready()
+            .await
+            .unwrap()
+            .call(LambdaEvent::new(json!({}), context))
+            .await
+            .unwrap();
+        assert_eq!(answer, "done");
+        let text = out.text();
+        let doc: Value = serde_json::from_str(text.trim_end()).unwrap();
+        assert_eq!(doc["RequestId"], "req-1", "{text}");
+        assert_eq!(doc["retries"], 2, "{text}");
     }
 }

@@ -69,6 +69,30 @@ pub fn capture_default(
     guard
 }
 
+/// A shared in-memory output: clones write into the same buffer. For tests that read what
+/// is written: log lines (`move || buffer.clone()` is a `MakeWriter` for [`subscriber`]) or
+/// EMF documents ([`crate::emf::Emf::flush`]).
+#[derive(Clone, Default)]
+pub struct SharedBuffer(std::sync::Arc<parking_lot::Mutex<Vec<u8>>>);
+
+impl SharedBuffer {
+    /// Everything written so far, as text (lossy UTF-8).
+    pub fn text(&self) -> String {
+        String::from_utf8_lossy(&self.0.lock()).into_owned()
+    }
+}
+
+impl io::Write for SharedBuffer {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.0.lock().extend_from_slice(buf);
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
 /// The log format of every function: one JSON object per line, the event's fields flat, the
 /// current span's fields (`request_id`, `trace_id`, `principal`, …) under `span`, no target,
 /// no timestamp (CloudWatch stamps each line). [`init`] installs it on stdout; tests install

@@ -205,11 +205,11 @@ mod tests {
     /// Issue #30: 1,000 forged headers sent to core-api directly wrote 1,000 lines.
     #[tokio::test(start_paused = true)]
     async fn refusals_are_logged_once_a_minute_per_reason_with_the_count_since() {
-        let lines = std::sync::Arc::new(parking_lot::Mutex::new(Vec::<u8>::new()));
+        let lines = kosha_runtime::telemetry::SharedBuffer::default();
         let sink = lines.clone();
         let subscriber = kosha_runtime::telemetry::subscriber(
             tracing_subscriber::EnvFilter::new("warn"),
-            move || Capture(sink.clone()),
+            move || sink.clone(),
         );
         let _guard = kosha_runtime::telemetry::capture_default(subscriber);
         let verifier = ChaosVerifier::disabled();
@@ -218,7 +218,7 @@ mod tests {
         }
         tokio::time::advance(REFUSAL_LOG_EVERY).await;
         assert_eq!(verifier.verify(b"forged", 1_000, None).await, None);
-        let text = String::from_utf8(lines.lock().clone()).unwrap();
+        let text = lines.text();
         let logged: Vec<serde_json::Value> = text
             .lines()
             .filter(|l| l.contains("chaos_header_rejected"))
@@ -230,18 +230,6 @@ mod tests {
             logged[1]["count"], 1_000,
             "the 999 folded ones and this one"
         );
-    }
-
-    struct Capture(std::sync::Arc<parking_lot::Mutex<Vec<u8>>>);
-
-    impl std::io::Write for Capture {
-        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-            self.0.lock().extend_from_slice(buf);
-            Ok(buf.len())
-        }
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
     }
 
     #[test]

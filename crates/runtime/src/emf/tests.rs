@@ -1,12 +1,12 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::sync::Arc;
 use std::time::Duration;
 
 use metrics::Unit;
 use serde_json::Value;
 
 use super::{Emf, MAX_VALUES};
+use crate::telemetry::SharedBuffer as Buffer;
 
 /// Every document `emf` writes in one flush.
 fn flush(emf: &Emf) -> Vec<Value> {
@@ -30,20 +30,6 @@ fn values(docs: &[Value], name: &str) -> Vec<f64> {
         .flatten()
         .map(|v| v.as_f64().unwrap())
         .collect()
-}
-
-/// A buffer the tests write documents and log lines into.
-#[derive(Clone, Default)]
-struct Buffer(Arc<parking_lot::Mutex<Vec<u8>>>);
-
-impl std::io::Write for Buffer {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().extend_from_slice(buf);
-        Ok(buf.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
 }
 
 /// Issue #30: `metrics_cloudwatch_embedded` kept 100 values per flush and logged an ERROR line
@@ -95,7 +81,7 @@ fn a_burst_of_1000_values_between_flushes_is_written_whole_without_a_log_line() 
         1,
         "{docs:?}"
     );
-    let logged = String::from_utf8(logs.0.lock().clone()).unwrap();
+    let logged = logs.text();
     assert!(logged.is_empty(), "nothing logged: {logged}");
     assert!(flush(&emf).is_empty(), "the next interval starts empty");
 }
@@ -181,14 +167,17 @@ async fn flush_every_writes_each_period_and_nothing_before() {
         }
     });
     tokio::time::sleep(Duration::from_millis(999)).await;
-    assert!(out.0.lock().is_empty(), "not before the period");
+    assert!(out.text().is_empty(), "not before the period");
     tokio::time::sleep(Duration::from_millis(2)).await;
-    let docs = parse(&out.0.lock());
+    let docs = parse(out.text().as_bytes());
     assert_eq!(docs.len(), 2);
     assert_eq!(values(&docs, "tool_duration_ms").len(), 150);
     metrics::with_local_recorder(emf, || metrics::histogram!("tool_duration_ms").record(7.0));
     tokio::time::sleep(Duration::from_millis(1_000)).await;
-    assert_eq!(values(&parse(&out.0.lock()), "tool_duration_ms").len(), 151);
+    assert_eq!(
+        values(&parse(out.text().as_bytes()), "tool_duration_ms").len(),
+        151
+    );
 }
 
 /// The hot path keeps its vector between flushes: after one interval of 1,000 values, the
