@@ -4,6 +4,7 @@
 //! - [`telemetry`]: JSON-lines tracing to stdout, once per process.
 //! - [`audit`]: audit event names, the `audit!` macro and the per-key throttle.
 //! - [`metrics`]: the metric catalogue (SPEC §12), printed in `docs/metrics.md`.
+//! - [`emf`]: the `metrics` recorder writing CloudWatch Embedded Metric Format documents.
 //! - [`otlp`]: OTLP/HTTP export of spans, on when OpenTelemetry's variables ask for it.
 //! - [`trace`]: the request span, W3C trace context in and out (SPEC §12).
 //! - [`serve`]: runs one axum [`Router`](axum::Router) under the Lambda runtime when
@@ -20,6 +21,7 @@
 pub mod audit;
 pub mod aws;
 pub mod config;
+pub mod emf;
 pub mod metrics;
 pub mod otlp;
 mod serve;
@@ -30,6 +32,6 @@ pub mod tls;
 pub mod trace;
 
 pub use serve::{
-    LAMBDA_RUNTIME_API_ENV, ServeError, block_on, flushing, handle_event, on_lambda, serve,
-    serve_with_tasks,
+    LAMBDA_RUNTIME_API_ENV, ServeError, block_on, flush_metrics, flushing, handle_event, on_lambda,
+    serve, serve_with_tasks,
 };

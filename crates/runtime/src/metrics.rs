@@ -16,7 +16,8 @@ pub enum Kind {
     Counter,
     /// The current value at flush time.
     Gauge,
-    /// Every value recorded since the last flush (EMF: up to 100 values per document).
+    /// Every value recorded since the last flush (EMF: up to 100 values per document, so more
+    /// are split over several documents, [`crate::emf`]).
     Histogram,
 }
 

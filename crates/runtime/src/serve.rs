@@ -85,15 +85,10 @@ pub fn block_on<F: Future<Output = ExitCode>>(main: F) -> ExitCode {
 pub async fn serve(router: Router) -> Result<(), ServeError> {
     if on_lambda() {
         tracing::info!(mode = "lambda", "serving");
-        let router = flushing(router);
-        let result = match crate::telemetry::metrics_collector() {
-            // Flushes the EMF document after every invocation.
-            Some(collector) => {
-                metrics_cloudwatch_embedded::lambda::service::run_http(collector, router).await
-            }
-            None => lambda_http::run(router).await,
-        };
-        return result.map_err(|e| ServeError::Lambda(e.to_string()));
+        let handler = flush_metrics(lambda_http::Adapter::from(flushing(router)));
+        return lambda_http::lambda_runtime::run(handler)
+            .await
+            .map_err(|e| ServeError::Lambda(e.to_string()));
     }
     serve_local(router).await
 }
@@ -124,13 +119,9 @@ where
     let handler = service_fn(move |event: LambdaEvent<Box<RawValue>>| {
         handle_event(router.clone(), tasks.clone(), event)
     });
-    let result = match crate::telemetry::metrics_collector() {
-        Some(collector) => {
-            metrics_cloudwatch_embedded::lambda::service::run(collector, handler).await
-        }
-        None => lambda_http::lambda_runtime::run(handler).await,
-    };
-    result.map_err(|e| ServeError::Lambda(e.to_string()))
+    lambda_http::lambda_runtime::run(flush_metrics(handler))
+        .await
+        .map_err(|e| ServeError::Lambda(e.to_string()))
 }
 
 /// One Lambda invocation of [`serve_with_tasks`]: a task event runs `tasks`, anything else is
@@ -181,6 +172,51 @@ pub fn flushing(router: Router) -> Router {
     ))
 }
 
+/// The Lambda handler `service` with the invocation's metrics written when it ends: its
+/// request id set as property [`crate::telemetry::REQUEST_ID_PROPERTY`], then the EMF documents
+/// flushed to stdout once the handler has answered and before the runtime sends the answer
+/// (Lambda may freeze the instance right after). `service` alone when [`crate::telemetry::init`]
+/// installed no recorder. Every Lambda loop of Kosha runs its handler through this.
+pub fn flush_metrics<A, S>(
+    service: S,
+) -> impl lambda_http::Service<LambdaEvent<A>, Response = S::Response, Error = S::Error>
+where
+    S: lambda_http::Service<LambdaEvent<A>>,
+{
+    metrics_per_invocation(
+        service,
+        crate::telemetry::metrics_collector(),
+        std::io::stdout,
+    )
+}
+
+/// [`flush_metrics`] with recorder `emf` and output `out`.
+fn metrics_per_invocation<A, S, W: std::io::Write>(
+    service: S,
+    emf: Option<&'static crate::emf::Emf>,
+    out: impl Fn() -> W + Clone,
+) -> impl lambda_http::Service<LambdaEvent<A>, Response = S::Response, Error = S::Error>
+where
+    S: lambda_http::Service<LambdaEvent<A>>,
+{
+    service
+        .map_request(move |event: LambdaEvent<A>| {
+            if let Some(emf) = emf {
+                let id = event.context.request_id.clone();
+                emf.set_property(crate::telemetry::REQUEST_ID_PROPERTY, id);
+            }
+            event
+        })
+        .map_result(move |answer| {
+            if let Some(emf) = emf
+                && let Err(e) = emf.flush(out())
+            {
+                tracing::warn!(error = %e, "metrics flush failed");
+            }
+            answer
+        })
+}
+
 /// The plain HTTP/1.1 server on `KOSHA_LISTEN`.
 async fn serve_local(router: Router) -> Result<(), ServeError> {
     let settings = crate::server::ServerConfig::from_env()?;
@@ -196,8 +232,8 @@ async fn serve_local(router: Router) -> Result<(), ServeError> {
     let served = crate::server::run(listener, router, settings, shutdown_signal())
         .await
         .map_err(ServeError::Local);
-    if let Some(collector) = crate::telemetry::metrics_collector() {
-        let _ = collector.flush(crate::telemetry::emf_stdout());
+    if let Some(emf) = crate::telemetry::metrics_collector() {
+        let _ = emf.flush(std::io::stdout());
     }
     served
 }
@@ -226,7 +262,7 @@ async fn shutdown_signal() {
 #[cfg(test)]
 mod tests {
     use axum::routing::get;
-    use lambda_http::Context;
+    use lambda_http::{Context, Service as _};
     use serde_json::{Value, json};
 
     use super::*;
@@ -284,5 +320,38 @@ mod tests {
                 .await
                 .is_err()
         );
+    }
+
+    /// An invocation's metrics are written when its handler has answered, named by its
+    /// request id.
+    #[tokio::test]
+    async fn an_invocations_metrics_are_flushed_with_its_request_id_when_it_answers() {
+        let emf: &'static crate::emf::Emf = Box::leak(Box::new(crate::emf::Emf::new("Kosha")));
+        let out = crate::telemetry::SharedBuffer::default();
+        let sink = out.clone();
+        let written = out.clone();
+        let handler = service_fn(move |_: LambdaEvent<Value>| {
+            let written = written.clone();
+            async move {
+                metrics::with_local_recorder(emf, || metrics::counter!("retries").increment(2));
+                assert!(written.text().is_empty(), "nothing before the answer");
+                Ok::<_, lambda_http::Error>("done")
+            }
+        });
+        let mut service = metrics_per_invocation(handler, Some(emf), move || sink.clone());
+        let mut context = Context::default();
+        context.request_id = "req-1".to_owned();
+        let answer = service
+            .ready()
+            .await
+            .unwrap()
+            .call(LambdaEvent::new(json!({}), context))
+            .await
+            .unwrap();
+        assert_eq!(answer, "done");
+        let text = out.text();
+        let doc: Value = serde_json::from_str(text.trim_end()).unwrap();
+        assert_eq!(doc["RequestId"], "req-1", "{text}");
+        assert_eq!(doc["retries"], 2, "{text}");
     }
 }

@@ -3,19 +3,19 @@
 //! - Logs: JSON lines, level from `RUST_LOG` (default [`DEFAULT_FILTER`]). CloudWatch takes them
 //!   as they are, and bills them by the byte.
 //! - Traces: spans over OTLP/HTTP when OpenTelemetry's variables ask for it ([`crate::otlp`]).
-//! - Metrics: the `metrics` facade recorded as CloudWatch Embedded Metric Format documents,
-//!   namespace `Kosha`. Under Lambda they are flushed after every invocation
-//!   ([`crate::serve`] wraps the router); locally every `KOSHA_METRICS_FLUSH_MS` (default
-//!   10 000 ms) from a background task.
+//! - Metrics: the `metrics` facade recorded as CloudWatch Embedded Metric Format documents
+//!   ([`crate::emf`]), namespace `Kosha`. Under Lambda they are flushed after every invocation
+//!   ([`crate::flush_metrics`] wraps the handler); locally every
+//!   `KOSHA_METRICS_FLUSH_MS` (default 1 000 ms) from a background task.
 //!
 //! Call [`init`] first thing in `main`, before building anything that registers metrics
 //! (policies register their handles in their constructors).
 
-use std::io::{self, Write};
+use std::io;
 use std::sync::{LazyLock, OnceLock};
 use std::time::Duration;
 
-use metrics_cloudwatch_embedded::Collector;
+use crate::emf::Emf;
 use tracing_subscriber::{EnvFilter, fmt};
 
 /// The log filter when `RUST_LOG` is unset: `info`, except rmcp at `warn`. rmcp logs three
@@ -28,7 +28,7 @@ pub const DEFAULT_FILTER: &str = "info,rmcp=warn";
 /// The CloudWatch namespace of every metric (SPEC §12).
 pub const NAMESPACE: &str = "Kosha";
 
-static COLLECTOR: OnceLock<Option<&'static Collector>> = OnceLock::new();
+static COLLECTOR: OnceLock<Option<&'static Emf>> = OnceLock::new();
 
 /// Installs the global JSON log subscriber and the EMF metrics recorder. Calling it again is a
 /// no-op, so tests may call it freely.
@@ -67,6 +67,30 @@ pub fn capture_default(
     let guard = tracing::subscriber::set_default(subscriber);
     tracing::callsite::rebuild_interest_cache();
     guard
+}
+
+/// A shared in-memory output: clones write into the same buffer. For tests that read what
+/// is written: log lines (`move || buffer.clone()` is a `MakeWriter` for [`subscriber`]) or
+/// EMF documents ([`crate::emf::Emf::flush`]).
+#[derive(Clone, Default)]
+pub struct SharedBuffer(std::sync::Arc<parking_lot::Mutex<Vec<u8>>>);
+
+impl SharedBuffer {
+    /// Everything written so far, as text (lossy UTF-8).
+    pub fn text(&self) -> String {
+        String::from_utf8_lossy(&self.0.lock()).into_owned()
+    }
+}
+
+impl io::Write for SharedBuffer {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.0.lock().extend_from_slice(buf);
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
 }
 
 /// The log format of every function: one JSON object per line, the event's fields flat, the
@@ -121,110 +145,29 @@ where
         .with_writer(writer)
 }
 
-/// The EMF collector, when [`init`] installed it.
-pub fn metrics_collector() -> Option<&'static Collector> {
+/// The EMF recorder, when [`init`] installed it.
+pub fn metrics_collector() -> Option<&'static Emf> {
     COLLECTOR.get().copied().flatten()
 }
 
-fn install_metrics() -> Result<&'static Collector, String> {
-    let mut builder = metrics_cloudwatch_embedded::Builder::new().cloudwatch_namespace(NAMESPACE);
-    if crate::on_lambda() {
-        builder = builder.with_lambda_request_id("RequestId");
+/// The property naming the Lambda invocation on every EMF document of its flush.
+pub const REQUEST_ID_PROPERTY: &str = "RequestId";
+
+fn install_metrics() -> Result<&'static Emf, String> {
+    let period = if crate::on_lambda() {
+        None
     } else {
         let ms = crate::config::parse_or("KOSHA_METRICS_FLUSH_MS", 1_000u64)
             .map_err(|e| e.to_string())?;
-        builder = builder.with_auto_flush_writer(Duration::from_millis(ms.max(100)), emf_stdout);
-    }
-    let collector = builder.init().map_err(|e| {
-        let message = e.to_string();
+        Some(Duration::from_millis(ms.max(100)))
+    };
+    let emf = Emf::new(NAMESPACE).install().map_err(|message| {
         tracing::warn!(error = %message, "metrics recorder not installed");
         message
     })?;
+    if let Some(period) = period {
+        emf.flush_every(period, io::stdout);
+    }
     crate::metrics::describe();
-    Ok(collector)
-}
-
-/// Where EMF documents go: stdout, one whole line per write. The collector writes a document
-/// in pieces; with plain `stdout()`, a log line written by another thread in between lands
-/// inside the document and breaks both JSON lines. [`WholeLines`] holds the pieces and writes
-/// each finished line with one locked write.
-pub fn emf_stdout() -> WholeLines<LineSink> {
-    WholeLines::new(|line| io::stdout().lock().write_all(line))
-}
-
-/// Where [`WholeLines`] sends each line.
-pub type LineSink = fn(&[u8]) -> io::Result<()>;
-
-/// A writer that passes only whole lines to `out`, one call per line (the rest on
-/// [`Write::flush`] or drop).
-pub struct WholeLines<F: FnMut(&[u8]) -> io::Result<()>> {
-    buf: Vec<u8>,
-    out: F,
-}
-
-impl<F: FnMut(&[u8]) -> io::Result<()>> WholeLines<F> {
-    /// Lines go to `out`.
-    pub fn new(out: F) -> Self {
-        Self {
-            buf: Vec::new(),
-            out,
-        }
-    }
-}
-
-impl<F: FnMut(&[u8]) -> io::Result<()>> Write for WholeLines<F> {
-    fn write(&mut self, bytes: &[u8]) -> io::Result<usize> {
-        self.buf.extend_from_slice(bytes);
-        if let Some(end) = self.buf.iter().rposition(|b| *b == b'\n') {
-            let rest = self.buf.split_off(end + 1);
-            (self.out)(&self.buf)?;
-            self.buf = rest;
-        }
-        Ok(bytes.len())
-    }
-
-    fn flush(&mut self) -> io::Result<()> {
-        if !self.buf.is_empty() {
-            (self.out)(&self.buf)?;
-            self.buf.clear();
-        }
-        Ok(())
-    }
-}
-
-impl<F: FnMut(&[u8]) -> io::Result<()>> Drop for WholeLines<F> {
-    fn drop(&mut self) {
-        let _ = self.flush();
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use std::io::Write;
-
-    use super::WholeLines;
-
-    #[test]
-    fn pieces_reach_the_output_only_as_whole_lines() {
-        let mut calls: Vec<Vec<u8>> = Vec::new();
-        {
-            let mut w = WholeLines::new(|line: &[u8]| {
-                calls.push(line.to_vec());
-                Ok(())
-            });
-            write!(w, "{{\"a\":").unwrap();
-            write!(w, "1}}").unwrap();
-            writeln!(w).unwrap();
-            write!(w, "{{\"b\":2}}\n{{\"c\"").unwrap();
-            write!(w, ":3}}").unwrap();
-        }
-        assert_eq!(
-            calls,
-            vec![
-                b"{\"a\":1}\n".to_vec(),
-                b"{\"b\":2}\n".to_vec(),
-                b"{\"c\":3}".to_vec()
-            ]
-        );
-    }
+    Ok(emf)
 }

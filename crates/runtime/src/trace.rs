@@ -397,18 +397,7 @@ mod tests {
 
     /// Every line the production log format writes during `f`.
     async fn logged<F: std::future::Future>(f: F) -> Vec<serde_json::Value> {
-        #[derive(Clone, Default)]
-        struct Buf(std::sync::Arc<parking_lot::Mutex<Vec<u8>>>);
-        impl std::io::Write for Buf {
-            fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
-                self.0.lock().extend_from_slice(b);
-                Ok(b.len())
-            }
-            fn flush(&mut self) -> std::io::Result<()> {
-                Ok(())
-            }
-        }
-        let buf = Buf::default();
+        let buf = crate::telemetry::SharedBuffer::default();
         let writer = buf.clone();
         let subscriber =
             crate::telemetry::subscriber(tracing_subscriber::EnvFilter::new("info"), move || {
@@ -416,8 +405,8 @@ mod tests {
             });
         let _guard = crate::telemetry::capture_default(subscriber);
         f.await;
-        let text = String::from_utf8(buf.0.lock().clone()).unwrap();
-        text.lines()
+        buf.text()
+            .lines()
             .map(|l| serde_json::from_str(l).unwrap())
             .collect()
     }

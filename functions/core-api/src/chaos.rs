@@ -9,6 +9,7 @@
 //!   ([`kosha_resilience::chaos::verify`]: HMAC-SHA256 with the Secrets Manager key
 //!   `KOSHA_CHAOS_SECRET_ID`, cached 5 min by [`kosha_state::SecretCache`]; `exp` within
 //!   900 s). So an IAM principal that can call core-api directly still needs the key.
+//!   Fetching the key waits at most half the request's remaining time ([`key_wait`]).
 //! - **What handlers get.** [`honour`] (middleware) puts one [`Chaos`] value in the request's
 //!   extensions: the verified spec, or none. Handlers extract it ([`Chaos`] is an extractor)
 //!   and ask [`Chaos::faults`] for a per-call plan for one dependency, which goes straight into
@@ -34,6 +35,8 @@ use kosha_contract::headers::CHAOS;
 use kosha_resilience::chaos::{self, ChaosSpec, Faults, Gate, Target};
 use kosha_runtime::audit::Throttle;
 use kosha_state::SecretCache;
+
+use crate::deadline::Deadline;
 use rand::SeedableRng;
 use rand::rngs::SmallRng;
 
@@ -105,8 +108,15 @@ impl ChaosVerifier {
     }
 
     /// The verified spec of `header` at `now_s` (epoch seconds), or `None` (see the module
-    /// docs for what is counted and logged).
-    pub async fn verify(&self, header: &[u8], now_s: u64) -> Option<ChaosSpec> {
+    /// docs for what is counted and logged). With the request's `deadline`, fetching the key
+    /// waits at most half its remaining time ([`key_wait`]); without one, the cache's own 2 s
+    /// bound.
+    pub async fn verify(
+        &self,
+        header: &[u8],
+        now_s: u64,
+        deadline: Option<&Deadline>,
+    ) -> Option<ChaosSpec> {
         // The gateway checked the operator role (module docs).
         let gate = Gate {
             enabled: self.enabled,
@@ -115,9 +125,10 @@ impl ChaosVerifier {
         if let Err(reason) = gate.check() {
             return self.refused(reason.as_str());
         }
-        let key = match &self.keys {
-            Some(keys) => keys.get().await.ok(),
-            None => None,
+        let key = match (&self.keys, deadline) {
+            (Some(keys), Some(deadline)) => keys.get_within(key_wait(deadline)).await.ok(),
+            (Some(keys), None) => keys.get().await.ok(),
+            (None, _) => None,
         };
         let Some(key) = key else {
             return self.refused("key_unavailable");
@@ -154,8 +165,19 @@ impl ChaosVerifier {
     }
 }
 
+/// How long a request with `deadline` may wait for the chaos key: half its remaining time.
+/// The header is an operator's test aid and the key best-effort (a failed fetch is remembered
+/// 30 s, [`kosha_state::SecretCache`]), so a slow or hanging Secrets Manager costs the request
+/// at most half its budget and never takes it past its deadline: the other half is left for
+/// its own work, PostgreSQL's margin included (issue #30: such a request waited the fetch's
+/// 2 s cap whatever its deadline).
+pub fn key_wait(deadline: &Deadline) -> std::time::Duration {
+    deadline.remaining() / 2
+}
+
 /// Middleware: a request with `X-Kosha-Chaos` gets its verified [`Chaos`] extension; without
-/// the header nothing is looked up.
+/// the header nothing is looked up. Runs inside [`crate::deadline::enforce`], so the request's
+/// [`Deadline`] is in its extensions when it sent one.
 pub async fn honour(
     State(verifier): State<Arc<ChaosVerifier>>,
     mut request: Request,
@@ -163,7 +185,11 @@ pub async fn honour(
 ) -> Response {
     if let Some(header) = request.headers().get(CHAOS) {
         let now_s = u64::try_from(time::OffsetDateTime::now_utc().unix_timestamp()).unwrap_or(0);
-        if let Some(spec) = verifier.verify(header.as_bytes(), now_s).await {
+        let deadline = request.extensions().get::<Deadline>().copied();
+        if let Some(spec) = verifier
+            .verify(header.as_bytes(), now_s, deadline.as_ref())
+            .await
+        {
             request.extensions_mut().insert(Chaos(Some(spec)));
         }
     }
@@ -179,20 +205,20 @@ mod tests {
     /// Issue #30: 1,000 forged headers sent to core-api directly wrote 1,000 lines.
     #[tokio::test(start_paused = true)]
     async fn refusals_are_logged_once_a_minute_per_reason_with_the_count_since() {
-        let lines = std::sync::Arc::new(parking_lot::Mutex::new(Vec::<u8>::new()));
+        let lines = kosha_runtime::telemetry::SharedBuffer::default();
         let sink = lines.clone();
         let subscriber = kosha_runtime::telemetry::subscriber(
             tracing_subscriber::EnvFilter::new("warn"),
-            move || Capture(sink.clone()),
+            move || sink.clone(),
         );
         let _guard = kosha_runtime::telemetry::capture_default(subscriber);
         let verifier = ChaosVerifier::disabled();
         for _ in 0..1_000 {
-            assert_eq!(verifier.verify(b"forged", 1_000).await, None);
+            assert_eq!(verifier.verify(b"forged", 1_000, None).await, None);
         }
         tokio::time::advance(REFUSAL_LOG_EVERY).await;
-        assert_eq!(verifier.verify(b"forged", 1_000).await, None);
-        let text = String::from_utf8(lines.lock().clone()).unwrap();
+        assert_eq!(verifier.verify(b"forged", 1_000, None).await, None);
+        let text = lines.text();
         let logged: Vec<serde_json::Value> = text
             .lines()
             .filter(|l| l.contains("chaos_header_rejected"))
@@ -204,18 +230,6 @@ mod tests {
             logged[1]["count"], 1_000,
             "the 999 folded ones and this one"
         );
-    }
-
-    struct Capture(std::sync::Arc<parking_lot::Mutex<Vec<u8>>>);
-
-    impl std::io::Write for Capture {
-        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-            self.0.lock().extend_from_slice(buf);
-            Ok(buf.len())
-        }
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
     }
 
     #[test]

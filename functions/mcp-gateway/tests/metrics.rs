@@ -1,6 +1,6 @@
 //! The EMF documents of real calls, checked against the table of `docs/metrics.md` (SPEC §12):
 //! a tool call, a degraded search, a rate-limit refusal and a breaker trip, each through the
-//! whole in-process gateway with the production EMF collector (`metrics_cloudwatch_embedded`)
+//! whole in-process gateway with the production EMF recorder (`kosha_runtime::emf`)
 //! as the global recorder, flushed into a buffer as Lambda flushes after an invocation. Every
 //! document must name only catalogued metrics, with exactly the table's dimensions and unit,
 //! in namespace `Kosha`; each phase's values are checked too. One test: the recorder is global.
@@ -13,8 +13,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 use kosha_auth::Role;
+use kosha_runtime::emf::Emf;
 use mcp_gateway::backends::Backend;
-use metrics_cloudwatch_embedded::Collector;
 use serde_json::{Value, json};
 use tower::ServiceExt;
 use wiremock::matchers::{method, path};
@@ -64,7 +64,7 @@ struct Doc {
 }
 
 /// Flushes `collector` and parses every document, checking each against the table.
-fn flush(collector: &Collector, table: &BTreeMap<String, Row>) -> Vec<Doc> {
+fn flush(collector: &Emf, table: &BTreeMap<String, Row>) -> Vec<Doc> {
     let mut out = Vec::new();
     collector.flush(&mut out).unwrap();
     let text = String::from_utf8(out).unwrap();
@@ -127,9 +127,8 @@ async fn call(app: &axum::Router, client: &str, name: &str, args: Value) -> Valu
 
 #[tokio::test]
 async fn emf_documents_of_real_calls_match_the_docs_table() {
-    let collector = metrics_cloudwatch_embedded::Builder::new()
-        .cloudwatch_namespace("Kosha")
-        .init()
+    let collector = Emf::new("Kosha")
+        .install()
         .expect("the only recorder of this test binary");
     kosha_runtime::metrics::describe();
     let table = docs_table();
@@ -292,4 +291,41 @@ async fn emf_documents_of_real_calls_match_the_docs_table() {
     .and_then(Value::as_array)
     .expect("durations of the failed calls");
     assert_eq!(failed.len(), calls + 1);
+
+    // 5. A burst between two flushes (issue #30: at ~160 calls/s, 31 % of the durations were
+    //    lost past 100 values per flush): every value is in the output, at most 100 per
+    //    document (EMF's limit for one metric's array).
+    let burst =
+        metrics::histogram!("tool_duration_ms", "tool" => "get_transaction", "outcome" => "ok");
+    for i in 0..1_000u32 {
+        burst.record(f64::from(i));
+    }
+    let docs = flush(collector, &table);
+    let arrays: Vec<&Vec<Value>> = docs
+        .iter()
+        .filter(|d| {
+            d.dims.get("tool").map(String::as_str) == Some("get_transaction")
+                && d.dims.get("outcome").map(String::as_str) == Some("ok")
+        })
+        .filter_map(|d| d.values.get("tool_duration_ms").and_then(Value::as_array))
+        .collect();
+    assert!(
+        arrays.iter().all(|a| a.len() <= 100),
+        "at most 100 values a document"
+    );
+    let written: Vec<f64> = arrays
+        .iter()
+        .flat_map(|a| a.iter().map(|v| v.as_f64().unwrap()))
+        .collect();
+    println!(
+        "burst: 1000 values recorded, {} written in {} documents",
+        written.len(),
+        arrays.len()
+    );
+    assert_eq!(written.len(), 1_000);
+    assert_eq!(
+        written,
+        (0..1_000u32).map(f64::from).collect::<Vec<_>>(),
+        "every value, in order"
+    );
 }

@@ -47,8 +47,8 @@ async fn start() -> Result<(), StartError> {
         "relaying locally"
     );
     mode::local_loop(&relay, config.interval, config.run_budget, shutdown()).await;
-    if let Some(collector) = kosha_runtime::telemetry::metrics_collector() {
-        let _ = collector.flush(kosha_runtime::telemetry::emf_stdout());
+    if let Some(emf) = kosha_runtime::telemetry::metrics_collector() {
+        let _ = emf.flush(std::io::stdout());
     }
     Ok(())
 }

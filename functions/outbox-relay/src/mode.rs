@@ -61,12 +61,8 @@ pub async fn on_lambda<P: Publish + 'static>(
             Ok::<_, lambda_runtime::Error>(answer?)
         }
     };
-    match kosha_runtime::telemetry::metrics_collector() {
-        Some(collector) => {
-            metrics_cloudwatch_embedded::lambda::handler::run(collector, handler).await
-        }
-        None => lambda_runtime::run(lambda_runtime::service_fn(handler)).await,
-    }
+    let handler = kosha_runtime::flush_metrics(lambda_runtime::service_fn(handler));
+    lambda_runtime::run(handler).await
 }
 
 /// Runs the relay every `interval` until `stop` resolves (SIGTERM or ctrl-c in `main`). A

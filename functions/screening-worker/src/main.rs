@@ -64,7 +64,8 @@ async fn async_main() -> ExitCode {
             Ok::<SqsBatchResponse, lambda_runtime::Error>(answer)
         }
     });
-    match lambda_runtime::run(handler).await {
+    // The batch's metrics are written before the instance is frozen, as every function's.
+    match lambda_runtime::run(kosha_runtime::flush_metrics(handler)).await {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             tracing::error!(error = %e, "lambda runtime failed");

@@ -154,6 +154,50 @@ async fn latency_is_spent_inside_the_deadline() {
     assert!(took < Duration::from_millis(650), "{took:?}");
 }
 
+/// Issue #30: with Secrets Manager accepting connections and never answering, a request
+/// carrying a chaos header waited out the key fetch's 2 s cap whatever its own deadline. The
+/// store here is a TCP listener that accepts and never answers, reached by the SDK client the
+/// production cache uses.
+#[tokio::test]
+async fn a_hanging_secret_store_never_takes_a_request_past_its_deadline() {
+    let db = TestDb::seeded().await;
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    let _silent = tokio::spawn(async move {
+        let mut held = Vec::new();
+        while let Ok((socket, _)) = listener.accept().await {
+            held.push(socket);
+        }
+    });
+    use aws_sdk_secretsmanager::config::{BehaviorVersion, Credentials, Region};
+    let conf = aws_sdk_secretsmanager::Config::builder()
+        .behavior_version(BehaviorVersion::latest())
+        .http_client(kosha_runtime::tls::sdk_http_client())
+        .endpoint_url(url)
+        .region(Region::new("us-east-1"))
+        .credentials_provider(Credentials::new("test", "test", None, None, "test"))
+        .build();
+    let keys = SecretCache::new(
+        aws_sdk_secretsmanager::Client::from_conf(conf),
+        "kosha/chaos-hmac-key",
+    );
+    let app = router(AppState::new(db.pool()).with_chaos(ChaosVerifier::new(true, Some(keys))));
+    let h = header(Target::Postgres, Fault::Error, None);
+    let budget = Duration::from_millis(500);
+    let (reply, took) = get(&app, Some(&h), Some(budget)).await;
+    println!(
+        "secret store hanging, deadline {budget:?}: {} in {took:?}",
+        reply.status
+    );
+    assert!(took < budget, "answered after its deadline: {took:?}");
+    // The key fetch took at most half the budget: the request itself was served, unfaulted.
+    assert_eq!(reply.status, StatusCode::OK, "{}", reply.body);
+    // The failure is remembered (30 s): the next request does not wait on the store at all.
+    let (reply, took) = get(&app, Some(&h), Some(budget)).await;
+    assert_eq!(reply.status, StatusCode::OK, "{}", reply.body);
+    assert!(took < Duration::from_millis(150), "{took:?}");
+}
+
 #[tokio::test]
 async fn unverified_disabled_or_other_target_headers_change_nothing() {
     let db = TestDb::seeded().await;
