@@ -57,6 +57,21 @@ start_fn() {
   launch_fn "$name" "$bin"
 }
 
+# One more mcp-gateway on the stack stack_up brought up (the same auth, table, queues and
+# screening-sim), as function NAME on a free port, with ENV (KEY=VALUE...) on top, e.g. another
+# KOSHA_CORE_API_URL or policy; waits until it answers and prints its /mcp URL. For benchmarks
+# that compare gateway settings side by side (scripts/bench-hedge, scripts/bench-adaptive):
+#   start_gateway_variant NAME [KEY=VALUE...]
+start_gateway_variant() {
+  local name="$1" port core_url; shift
+  core_url="$(sed -n 's/^KOSHA_CORE_API_URL=//p' "$DEV_DIR/stack.env" | tail -1)"
+  port="$(free_port)"
+  FN_BIN="$(cargo_target)/debug/mcp-gateway" start_fn "$name" "$port" \
+    KOSHA_CORE_API_URL="$core_url" "${GATEWAY_ENV[@]}" KOSHA_SCREENING_URL="$STACK_SCREENING_URL" "$@" >&2
+  wait_http "http://127.0.0.1:$port/healthz" 30 || die "$name did not start (log: $DEV_DIR/logs/$name.log)"
+  echo "http://127.0.0.1:$port/mcp"
+}
+
 # Runs BIN as function NAME with exactly the environment in $DEV_DIR/cmd/NAME.env (and the
 # arguments in NAME.argv, if any), output appended to logs/NAME.log; records the PID:
 #   launch_fn NAME BIN
