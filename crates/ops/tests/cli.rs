@@ -401,7 +401,8 @@ async fn fake_gateway(status: u16, answer: Value) -> wiremock::MockServer {
 fn health_answer() -> Value {
     serde_json::json!({"jsonrpc": "2.0", "id": 1, "result": {"structuredContent": {
         "status": "degraded",
-        "dependencies": {"core-api": {"breaker": "open", "in_flight": 0, "capacity": 64}}}}})
+        "dependencies": {"core-api": {"breaker": "open", "in_flight": 0, "capacity": 64,
+                                      "fleet_trips": 1}}}}})
 }
 
 #[tokio::test]
@@ -433,6 +434,35 @@ async fn status_reports_overrides_with_author_and_expiry_and_the_gateways_breake
     assert_eq!(audit["action"], "breaker_force_open");
     assert_eq!(audit["set_by"], "alice");
 
+    // One instance's trip of core-api, 2 s ago (SPEC §8 "Fleet trips").
+    let sdk = aws_config::defaults(aws_config::BehaviorVersion::latest())
+        .endpoint_url(endpoint())
+        .region(aws_config::Region::new("us-east-1"))
+        .credentials_provider(aws_sdk_dynamodb::config::Credentials::new(
+            "test", "test", None, None, "tests",
+        ))
+        .load()
+        .await;
+    let state =
+        kosha_state::StateTable::new(aws_sdk_dynamodb::Client::new(&sdk), table.clone()).unwrap();
+    let now_ms = i64::try_from(
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_millis(),
+    )
+    .unwrap();
+    state
+        .record_trip(&kosha_state::TripWrite {
+            breaker: "core-api".into(),
+            instance: "9f3a0c1d2e4b5a69".into(),
+            at_ms: now_ms - 2_000,
+            open_for: std::time::Duration::from_secs(15),
+            seen: None,
+        })
+        .await
+        .unwrap();
+
     let gateway = fake_gateway(200, health_answer()).await;
     let mut cmd = ops(&table, &secret);
     cmd.env("KOSHA_OPERATOR_TOKEN", "op-token");
@@ -448,6 +478,12 @@ async fn status_reports_overrides_with_author_and_expiry_and_the_gateways_breake
         Some(o0["set_at"].as_i64().unwrap() + 1800)
     );
     assert_eq!(report["breakers"]["core-api"]["breaker"], "open");
+    assert_eq!(report["breakers"]["core-api"]["fleet_trips"], 1);
+    assert_eq!(
+        report["trips"],
+        serde_json::json!([{"breaker": "core-api", "instance": "9f3a0c1d2e4b5a69",
+                            "tripped_at_ms": now_ms - 2_000}])
+    );
     assert_eq!(report["gateway"], format!("{}/mcp", gateway.uri()));
     let sent = gateway.received_requests().await.unwrap();
     let body: Value = serde_json::from_slice(&sent[0].body).unwrap();
@@ -467,7 +503,14 @@ async fn status_reports_overrides_with_author_and_expiry_and_the_gateways_breake
         text.contains("expires ") && text.contains("reason: db failover"),
         "{text}"
     );
-    assert!(text.contains("core-api: open, 0 of 64 in flight"), "{text}");
+    assert!(
+        text.contains("core-api: open, 0 of 64 in flight, 1 fleet trip(s) counted"),
+        "{text}"
+    );
+    assert!(
+        text.contains("core-api: tripped by instance 9f3a0c1d2e4b5a69 at "),
+        "{text}"
+    );
 }
 
 #[tokio::test]
