@@ -278,7 +278,7 @@ async def sick_instance(sim, routing: str | None) -> list[dict]:
     """One instance's own path to core-api cut (slot 0 calls core-api through a fault proxy
     of its own, hanging from 15 % to 80 % of the run), the rest healthy, fleet trips on
     (#27): the fleet keeps serving, no healthy instance opens, and slot 0's trip is visible in
-    `kosha-ops status`. Routing is pinned (slot = client mod N) so slot 0 gets its share."""
+    `kosha-ops status` (polled every 0.25 s while the path is cut). Routing is pinned (slot = client mod N) so slot 0 gets its share."""
     from proxies import FaultProxy
 
     mode = routing or "pinned"
@@ -296,7 +296,6 @@ async def sick_instance(sim, routing: str | None) -> list[dict]:
                 await at(router, 0.15 * s)
                 await sick.set_mode("hang")
                 marks["slot 0 cut"] = router.now()
-                await at(router, 0.45 * s)
                 while router.now() < 0.8 * s:
                     seen.extend((await sim.status_json()).get("trips", []))
                     await asyncio.sleep(0.25)
@@ -309,19 +308,23 @@ async def sick_instance(sim, routing: str | None) -> list[dict]:
     healthy = [r for r in recs if r.slot != 0]
     sick_calls = [r for r in recs if r.slot == 0 and marks["slot 0 cut"] <= r.start < marks["slot 0 back"]]
     healthy_ok = sum(r.kind in ("ok", "limited") for r in healthy)
+    healthy_refused = sum(r.kind == "refused" for r in healthy)
     healthy_opens = [o for o in router.opens if o[1] != 0]
     sick_opens = [o for o in router.opens if o[1] == 0]
     visible = sorted({t["instance"] for t in seen if t.get("breaker") == "core-api"})
     writers = sorted({inst for _, inst in sim.trips_since(router, 0.0)})
-    serving = healthy_ok == len(healthy) and len(healthy) > 0
+    # Serving: no healthy call refused by a breaker, and at least 95 % answered (a loaded
+    # machine misses some deadlines; that is not the fleet refusing).
+    serving = healthy_refused == 0 and len(healthy) > 0 and healthy_ok >= 0.95 * len(healthy)
     good = serving and not healthy_opens and len(visible) == 1 and bool(sick_opens)
     return [sim.row(
         router, "sick-instance", mode, events=marks,
-        healthy_calls=len(healthy), healthy_ok=healthy_ok, healthy_opens=len(healthy_opens),
+        healthy_calls=len(healthy), healthy_ok=healthy_ok, healthy_refused=healthy_refused,
+        healthy_opens=len(healthy_opens),
         sick_calls=len(sick_calls), sick_refused=sum(r.kind == "refused" for r in sick_calls),
         sick_opens=len(sick_opens), trip_writers=len(writers), trips_visible_in_status=len(visible),
         verdict="pass" if good else "fail",
-        why="" if good else (f"healthy calls {healthy_ok}/{len(healthy)} ok, {len(healthy_opens)} healthy "
+        why="" if good else (f"healthy calls {healthy_ok}/{len(healthy)} ok ({healthy_refused} refused), {len(healthy_opens)} healthy "
                              f"open(s), slot 0 opened {len(sick_opens)} time(s), {len(visible)} instance(s) "
                              f"seen tripping in kosha-ops status (want 1)"),
     )]

@@ -61,6 +61,18 @@ fn json_lines(o: &Output) -> Vec<Value> {
         .collect()
 }
 
+/// An SDK config for the emulator, to look at what the CLI wrote.
+async fn emulator_sdk() -> aws_config::SdkConfig {
+    aws_config::defaults(aws_config::BehaviorVersion::latest())
+        .endpoint_url(endpoint())
+        .region(aws_config::Region::new("us-east-1"))
+        .credentials_provider(aws_sdk_dynamodb::config::Credentials::new(
+            "test", "test", None, None, "tests",
+        ))
+        .load()
+        .await
+}
+
 fn bootstrap(table: &str, secret: &str) -> String {
     let o = run(&mut ops(table, secret), &["bootstrap"]);
     assert_eq!(o.status.code(), Some(0), "stderr: {}", stderr(&o));
@@ -94,14 +106,7 @@ async fn bootstrap_is_idempotent_and_prints_the_stack_env() {
     assert_eq!(first.lines().count(), 7);
 
     // What was created: TTL on expires_at, redrive after 5 receives.
-    let sdk = aws_config::defaults(aws_config::BehaviorVersion::latest())
-        .endpoint_url(endpoint())
-        .region(aws_config::Region::new("us-east-1"))
-        .credentials_provider(aws_sdk_dynamodb::config::Credentials::new(
-            "test", "test", None, None, "tests",
-        ))
-        .load()
-        .await;
+    let sdk = emulator_sdk().await;
     let ttl = aws_sdk_dynamodb::Client::new(&sdk)
         .describe_time_to_live()
         .table_name(&table)
@@ -142,15 +147,7 @@ fn chaos_key(bootstrap_stdout: &str) -> String {
 }
 
 async fn secrets_client() -> aws_sdk_secretsmanager::Client {
-    let sdk = aws_config::defaults(aws_config::BehaviorVersion::latest())
-        .endpoint_url(endpoint())
-        .region(aws_config::Region::new("us-east-1"))
-        .credentials_provider(aws_sdk_secretsmanager::config::Credentials::new(
-            "test", "test", None, None, "tests",
-        ))
-        .load()
-        .await;
-    aws_sdk_secretsmanager::Client::new(&sdk)
+    aws_sdk_secretsmanager::Client::new(&emulator_sdk().await)
 }
 
 /// The emulator restarting (a dev stack's `scripts/moto stop; start`, or the e2e fail-open
@@ -435,23 +432,10 @@ async fn status_reports_overrides_with_author_and_expiry_and_the_gateways_breake
     assert_eq!(audit["set_by"], "alice");
 
     // One instance's trip of core-api, 2 s ago (SPEC §8 "Fleet trips").
-    let sdk = aws_config::defaults(aws_config::BehaviorVersion::latest())
-        .endpoint_url(endpoint())
-        .region(aws_config::Region::new("us-east-1"))
-        .credentials_provider(aws_sdk_dynamodb::config::Credentials::new(
-            "test", "test", None, None, "tests",
-        ))
-        .load()
-        .await;
+    let sdk = emulator_sdk().await;
     let state =
         kosha_state::StateTable::new(aws_sdk_dynamodb::Client::new(&sdk), table.clone()).unwrap();
-    let now_ms = i64::try_from(
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .unwrap()
-            .as_millis(),
-    )
-    .unwrap();
+    let now_ms = kosha_state::Clock::now_ms(&kosha_state::SystemClock);
     state
         .record_trip(&kosha_state::TripWrite {
             breaker: "core-api".into(),
