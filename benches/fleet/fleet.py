@@ -130,19 +130,22 @@ class Sim:
 
     # ---- one run ----
     @contextlib.asynccontextmanager
-    async def run(self, name: str, routing: str):
+    async def run(self, name: str, routing: str, env: dict[str, str] | None = None,
+                  slot_env: dict[int, dict[str, str]] | None = None):
         """A fresh fleet for one scenario run: yields (router, DynamoDB counts of this run,
-        filled when the block ends)."""
+        filled when the block ends). `env` adds to every instance's environment, `slot_env`
+        to one slot's."""
         await self.clear(None)
         await asyncio.to_thread(self.reset_buckets)
         await self.core_proxy.set_mode("pass")
         counts: dict = {}
         before = self.ddb.snapshot()
-        self.router = Router(self.bin / "mcp-gateway", self.gateway_env(), self.instances, routing,
-                             self.out, time.monotonic(), idle_kill_s=self.args.idle_kill)
+        self.router = Router(self.bin / "mcp-gateway", dict(self.gateway_env(), **(env or {})), self.instances,
+                             routing, self.out, time.monotonic(), idle_kill_s=self.args.idle_kill,
+                             slot_env=slot_env or {})
         self._reads_from = time.monotonic()
         self.router.start_reaper()
-        self._name = f"{name}-{routing}-n{self.instances}"
+        self._name = f"{name}-{routing}-n{self.instances}" + "".join(f"-{v}" for v in (env or {}).values())
         print(f"fleet: {self._name}: {self.seconds:g} s, {self.clients} agents", file=sys.stderr, flush=True)
         try:
             yield self.router, counts
@@ -182,6 +185,25 @@ class Sim:
         _, err = await proc.communicate()
         if proc.returncode not in (0,):
             raise RuntimeError(f"kosha-ops {' '.join(argv)}: {err.decode().strip()}")
+
+    async def status_json(self) -> dict:
+        """`kosha-ops status --json`: the overrides and fleet trips in force."""
+        proc = await asyncio.create_subprocess_exec(
+            str(self.bin / "kosha-ops"), "status", "--json", env=self.aws_env(),
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        out, err = await proc.communicate()
+        if proc.returncode != 0:
+            raise RuntimeError(f"kosha-ops status: {err.decode().strip()}")
+        return json.loads(out)
+
+    def trips_since(self, router: Router, t: float, breaker: str = "core-api") -> list[tuple[float, str]]:
+        """(router time, instance id) of each `breaker` trip written after router time `t`."""
+        return [(end - router.t0, inst) for end, b, inst in self.ddb.trip_writes
+                if b == breaker and end - router.t0 >= t]
+
+    def open_duration_s(self) -> float:
+        """core-api reads' breaker open duration as the instances run it."""
+        return float(self.gateway_env().get("KOSHA_POLICY_CORE_API_READ_BREAKER_OPEN_MS", "15000")) / 1000
 
     async def force_open(self, router: Router | None) -> float:
         await self.ops("breaker", "force-open", "core-api", "--reason", "fleet simulator")
@@ -305,7 +327,7 @@ def main() -> None:
         p.add_argument(f"--{name}", required=True)
     p.add_argument("--profile", default="debug")
     args = p.parse_args()
-    args.scenario = args.scenario or ["rate", "latency", "override", "outage", "freeze"]
+    args.scenario = args.scenario or ["rate", "latency", "override", "outage", "freeze", "sick-instance"]
     if args.instances < 1 or args.seconds <= 0:
         p.error("--instances >= 1 and --seconds > 0")
     sys.exit(asyncio.run(main_async(args)))

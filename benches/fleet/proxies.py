@@ -5,7 +5,8 @@
   in-region, default 5 ms) and is counted by operation (`X-Amz-Target`) and item kind (the
   prefix of each key's `pk` before `#`: `rl` bucket, `breaker` override, `trip`, ...). One
   upstream connection per request (the emulator closes after each answer); the client's
-  connection is kept alive, as DynamoDB does.
+  connection is kept alive, as DynamoDB does. Each fleet trip written (`UpdateItem` on
+  `trip#<breaker>` answered 200) is kept with its time, breaker and instance id (#27).
 - `FaultProxy`: in front of core-api. Modes: `pass` (bytes copied both ways), `hang` (accepts
   and reads, never answers: what a hung dependency looks like), `refuse` (not listening:
   connection refused). Every mode change cuts the open connections.
@@ -48,6 +49,16 @@ def item_kinds(operation: str, body: bytes) -> list[str]:
     return kinds or ["-"]
 
 
+def trip_of(body: bytes) -> tuple[str, str]:
+    """(breaker, instance id) of a trip write: `SET instances.#me` or `SET instances = :m`."""
+    doc = json.loads(body)
+    breaker = doc["Key"]["pk"]["S"].split("#", 1)[1]
+    me = doc.get("ExpressionAttributeNames", {}).get("#me")
+    if me is None:
+        me = next(iter(doc.get("ExpressionAttributeValues", {}).get(":m", {}).get("M", {})), "?")
+    return breaker, me
+
+
 class DynamoProxy:
     """Delays and counts DynamoDB requests (module doc)."""
 
@@ -57,6 +68,8 @@ class DynamoProxy:
         self.counts: Counter[tuple[str, str]] = Counter()
         # (monotonic end, seconds) of each override read: "one read" in the verdicts.
         self.override_reads: list[tuple[float, float]] = []
+        # (monotonic end, breaker, instance id) of each trip written.
+        self.trip_writes: list[tuple[float, str, str]] = []
         self.port = 0
         self._server: asyncio.base_events.Server | None = None
 
@@ -94,6 +107,8 @@ class DynamoProxy:
                 if operation == "BatchGetItem" and "breaker" in kinds:
                     now = time.monotonic()
                     self.override_reads.append((now, now - started))
+                if operation == "UpdateItem" and kinds == ["trip"] and answer.startswith(b"HTTP/1.1 200"):
+                    self.trip_writes.append((time.monotonic(), *trip_of(body)))
         except (asyncio.IncompleteReadError, asyncio.LimitOverrunError, ConnectionError, OSError):
             pass
         finally:

@@ -116,6 +116,10 @@ class Router:
     # (time, slot, pid, state): the core-api breaker's transitions, from each instance's log
     # lines written while it served a request (an instance works only then).
     transitions: list[tuple[float, int, int, str]] = field(default_factory=list)
+    # (time, slot, pid, reason) of each core-api breaker open: `own` or `fleet` (#27).
+    opens: list[tuple[float, int, int, str]] = field(default_factory=list)
+    # More environment for one slot's instances (a fault proxy of its own: `sick-instance`).
+    slot_env: dict[int, dict[str, str]] = field(default_factory=dict)
     processes: list[Instance] = field(default_factory=list)
     _reaper: asyncio.Task | None = None
 
@@ -126,7 +130,7 @@ class Router:
     async def _spawn(self, slot: int) -> Instance:
         port = _free_port()
         log_path = self.log_dir / f"gateway-slot{slot}-{len(self.processes)}.log"
-        env = dict(self.env, KOSHA_LISTEN=f"127.0.0.1:{port}")
+        env = dict(self.env, **self.slot_env.get(slot, {}), KOSHA_LISTEN=f"127.0.0.1:{port}")
         log = open(log_path, "wb")
         proc = await asyncio.create_subprocess_exec(
             str(self.binary), env=env, stdout=log, stderr=asyncio.subprocess.STDOUT,
@@ -273,6 +277,8 @@ class Router:
             fields = rec.get("fields", rec)
             if fields.get("dependency") == "core-api":
                 self.transitions.append((self.now(), inst.slot, inst.pid, str(fields.get("to"))))
+                if fields.get("to") == "open":
+                    self.opens.append((self.now(), inst.slot, inst.pid, str(fields.get("reason"))))
 
     def _record(self, rec: Record) -> Record:
         self.records.append(rec)

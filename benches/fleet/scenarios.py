@@ -276,11 +276,20 @@ async def override(sim, routing: str | None) -> list[dict]:
 # ---------------------------------------------------------------- outage
 @scenario("outage")
 async def outage(sim, routing: str | None) -> list[dict]:
+    """core-api hangs, then refuses, then is back, at a fixed offered load: once with fleet
+    trips on (the quorum of 2 the instances run by default) and once off
+    (`KOSHA_FLEET_TRIP_QUORUM=0`), so the agent calls that waited out a failed attempt compare
+    (#27)."""
     mode = routing or "mru"
+    return [await outage_once(sim, mode, signal) for signal in ("on", "off")]
+
+
+async def outage_once(sim, mode: str, signal: str) -> dict:
     s = sim.seconds
     marks: dict[str, float] = {}
     n = sim.args.clients or OUTAGE_AGENTS
-    async with sim.run("outage", mode) as (router, _):
+    env = {"KOSHA_FLEET_TRIP_QUORUM": "2" if signal == "on" else "0"}
+    async with sim.run("outage", mode, env=env) as (router, _):
         async def fault() -> None:
             for frac, m, label in ((0.2, "hang", "core-api hangs"), (0.5, "refuse", "core-api refuses"), (0.65, "pass", "core-api back")):
                 await at(router, frac * s)
@@ -299,15 +308,104 @@ async def outage(sim, routing: str | None) -> list[dict]:
     # Verdict: after the last call that waited, the fleet refused fast before the hang ended.
     still_waiting = not any(r.kind == "refused" and t_hang + last_wait < r.start < t_refuse for r in recs)
     good = not still_waiting and never_recovered == 0
-    return [sim.row(
+    # The fleet-trip goal (#27): once the quorum's trips are written, no attempt starts later
+    # than 5 s plus one read. Counted as agent calls that waited out a failed attempt, started
+    # in [quorum + 5 s + one read, the hang's end), and before the first trip's open duration
+    # has passed (later, half-open probes are attempts by design): without that window the
+    # goal is not measurable in the run (a short open duration, or a short hang).
+    read = sim.longest_read()
+    trips = sim.trips_since(router, t_hang)
+    writers: list[str] = []
+    t_quorum = None
+    for t, inst in trips:
+        if inst not in writers:
+            writers.append(inst)
+            if len(writers) == 2:
+                t_quorum = t
+    goal = late = None
+    if t_quorum is not None and t_quorum < t_refuse:
+        lo, hi = t_quorum + REFRESH_S + read, min(t_refuse, trips[0][0] + sim.open_duration_s())
+        if lo < hi:
+            late = sum(lo <= r.start < hi for r in waited)
+            goal = "met" if late == 0 else "missed"
+        else:
+            goal = "not measurable"
+    if signal == "on" and goal == "missed":
+        good = False
+    opens = [o for o in router.opens if t_hang <= o[0]]
+    return sim.row(
         router, "outage", mode, events=marks, agents=n,
+        fleet_signal=signal,
         waited_out=len(waited), waited_out_hang=sum(t_hang <= r.start < t_refuse for r in waited),
         first_fast_refusal_s=fast, last_waited_call_s=round(last_wait, 2),
+        trips_written=len(trips), trip_writers=len(writers),
+        quorum_written_s=round(t_quorum - t_hang, 2) if t_quorum is not None else None,
+        goal=goal, waited_after_goal=late, one_read_s=round(read, 3),
+        own_opens=sum(o[3] == "own" for o in opens), fleet_opens=sum(o[3] == "fleet" for o in opens),
         recovery_s=recovery, never_recovered=never_recovered, last_failure_after_back_s=round(last_refusal, 2),
         calls=len(recs), throttled=sum(r.kind == "throttled" for r in router.records),
         verdict="pass" if good else "fail",
         why="" if good else (f"no fast refusal after the last waited call ({last_wait:.1f} s into a "
-                             f"{t_refuse - t_hang:.1f} s hang), or {never_recovered} instance(s) never recovered"),
+                             f"{t_refuse - t_hang:.1f} s hang), {never_recovered} instance(s) never recovered, "
+                             f"or fleet-trip goal {goal} ({late} waited calls after quorum + 5 s + one read)"),
+    )
+
+
+# ---------------------------------------------------------------- sick-instance
+@scenario("sick-instance")
+async def sick_instance(sim, routing: str | None) -> list[dict]:
+    """One instance's own path to core-api cut (slot 0 calls core-api through a fault proxy
+    of its own, hanging from 15 % to 80 % of the run), the rest healthy, fleet trips on
+    (#27): the fleet keeps serving, no healthy instance opens, and slot 0's trip is visible in
+    `kosha-ops status` (polled every 0.25 s while the path is cut). Routing is pinned (slot = client mod N) so slot 0 gets its share."""
+    from proxies import FaultProxy
+
+    mode = routing or "pinned"
+    s = sim.seconds
+    n = sim.clients
+    marks: dict[str, float] = {}
+    sick = FaultProxy(sim.core_proxy.target_port)
+    await sick.start()
+    seen: list[dict] = []
+    try:
+        env = {"KOSHA_FLEET_TRIP_QUORUM": "2"}
+        slot_env = {0: {"KOSHA_CORE_API_URL": f"http://127.0.0.1:{sick.port}"}}
+        async with sim.run("sick-instance", mode, env=env, slot_env=slot_env) as (router, _):
+            async def fault() -> None:
+                await at(router, 0.15 * s)
+                await sick.set_mode("hang")
+                marks["slot 0 cut"] = router.now()
+                while router.now() < 0.8 * s:
+                    seen.extend((await sim.status_json()).get("trips", []))
+                    await asyncio.sleep(0.25)
+                await sick.set_mode("pass")
+                marks["slot 0 back"] = router.now()
+            await asyncio.gather(agents(sim, router, range(n), 0.5, s), fault())
+    finally:
+        await sick.stop()
+    recs = decided(router.records)
+    healthy = [r for r in recs if r.slot != 0]
+    sick_calls = [r for r in recs if r.slot == 0 and marks["slot 0 cut"] <= r.start < marks["slot 0 back"]]
+    healthy_ok = sum(r.kind in ("ok", "limited") for r in healthy)
+    healthy_refused = sum(r.kind == "refused" for r in healthy)
+    healthy_opens = [o for o in router.opens if o[1] != 0]
+    sick_opens = [o for o in router.opens if o[1] == 0]
+    visible = sorted({t["instance"] for t in seen if t.get("breaker") == "core-api"})
+    writers = sorted({inst for _, inst in sim.trips_since(router, 0.0)})
+    # Serving: no healthy call refused by a breaker, and at least 95 % answered (a loaded
+    # machine misses some deadlines; that is not the fleet refusing).
+    serving = healthy_refused == 0 and len(healthy) > 0 and healthy_ok >= 0.95 * len(healthy)
+    good = serving and not healthy_opens and len(visible) == 1 and bool(sick_opens)
+    return [sim.row(
+        router, "sick-instance", mode, events=marks,
+        healthy_calls=len(healthy), healthy_ok=healthy_ok, healthy_refused=healthy_refused,
+        healthy_opens=len(healthy_opens),
+        sick_calls=len(sick_calls), sick_refused=sum(r.kind == "refused" for r in sick_calls),
+        sick_opens=len(sick_opens), trip_writers=len(writers), trips_visible_in_status=len(visible),
+        verdict="pass" if good else "fail",
+        why="" if good else (f"healthy calls {healthy_ok}/{len(healthy)} ok ({healthy_refused} refused), {len(healthy_opens)} healthy "
+                             f"open(s), slot 0 opened {len(sick_opens)} time(s), {len(visible)} instance(s) "
+                             f"seen tripping in kosha-ops status (want 1)"),
     )]
 
 

@@ -111,6 +111,30 @@ def test_core_api_reads_only_breaker_items_of_the_state_table():
             "KOSHA_EMBEDDINGS_API_KEY_SECRET_ARN"} <= set(env)
 
 
+def test_only_the_gateway_may_read_or_write_fleet_trips():
+    """SPEC §8 "Fleet trips" (#27): trip#* is the gateway's alone; every state-table statement
+    of another function is limited to other partition keys (core-api and the worker read
+    breaker#* only), and the gateway's own is limited to the items it uses."""
+    resources = load(TEMPLATE)["Resources"]
+    allowed = {}
+    for name, resource in resources.items():
+        if resource["Type"] != "AWS::Serverless::Function":
+            continue
+        for policy in resource["Properties"].get("Policies", []):
+            for st in policy.get("Statement", []) if isinstance(policy, dict) else []:
+                actions = st["Action"] if isinstance(st["Action"], list) else [st["Action"]]
+                if not any(str(a).startswith("dynamodb:") for a in actions):
+                    continue
+                assert st["Resource"] == {"Fn::GetAtt": ["StateTable", "Arn"]}, (name, st)
+                keys = st["Condition"]["ForAllValues:StringLike"]["dynamodb:LeadingKeys"]
+                allowed.setdefault(name, set()).update(keys)
+    trips = {name for name, keys in allowed.items() if "trip#*" in keys or "*" in keys}
+    assert trips == {"McpGatewayFunction"}, allowed
+    assert allowed["McpGatewayFunction"] == {"rl#*", "screening#*", "breaker#*", "trip#*"}
+    assert allowed["CoreApiFunction"] == {"breaker#*"}
+    assert allowed["ScreeningWorkerFunction"] == {"screening#*", "breaker#*"}
+
+
 def test_the_outbox_relay_runs_every_minute_and_may_only_send_to_the_events_queue():
     """Issue 11: schedule, least privilege toward SQS, and the lag alarm."""
     resources = load(TEMPLATE)["Resources"]

@@ -61,6 +61,18 @@ fn json_lines(o: &Output) -> Vec<Value> {
         .collect()
 }
 
+/// An SDK config for the emulator, to look at what the CLI wrote.
+async fn emulator_sdk() -> aws_config::SdkConfig {
+    aws_config::defaults(aws_config::BehaviorVersion::latest())
+        .endpoint_url(endpoint())
+        .region(aws_config::Region::new("us-east-1"))
+        .credentials_provider(aws_sdk_dynamodb::config::Credentials::new(
+            "test", "test", None, None, "tests",
+        ))
+        .load()
+        .await
+}
+
 fn bootstrap(table: &str, secret: &str) -> String {
     let o = run(&mut ops(table, secret), &["bootstrap"]);
     assert_eq!(o.status.code(), Some(0), "stderr: {}", stderr(&o));
@@ -94,14 +106,7 @@ async fn bootstrap_is_idempotent_and_prints_the_stack_env() {
     assert_eq!(first.lines().count(), 7);
 
     // What was created: TTL on expires_at, redrive after 5 receives.
-    let sdk = aws_config::defaults(aws_config::BehaviorVersion::latest())
-        .endpoint_url(endpoint())
-        .region(aws_config::Region::new("us-east-1"))
-        .credentials_provider(aws_sdk_dynamodb::config::Credentials::new(
-            "test", "test", None, None, "tests",
-        ))
-        .load()
-        .await;
+    let sdk = emulator_sdk().await;
     let ttl = aws_sdk_dynamodb::Client::new(&sdk)
         .describe_time_to_live()
         .table_name(&table)
@@ -142,15 +147,7 @@ fn chaos_key(bootstrap_stdout: &str) -> String {
 }
 
 async fn secrets_client() -> aws_sdk_secretsmanager::Client {
-    let sdk = aws_config::defaults(aws_config::BehaviorVersion::latest())
-        .endpoint_url(endpoint())
-        .region(aws_config::Region::new("us-east-1"))
-        .credentials_provider(aws_sdk_secretsmanager::config::Credentials::new(
-            "test", "test", None, None, "tests",
-        ))
-        .load()
-        .await;
-    aws_sdk_secretsmanager::Client::new(&sdk)
+    aws_sdk_secretsmanager::Client::new(&emulator_sdk().await)
 }
 
 /// The emulator restarting (a dev stack's `scripts/moto stop; start`, or the e2e fail-open
@@ -401,7 +398,8 @@ async fn fake_gateway(status: u16, answer: Value) -> wiremock::MockServer {
 fn health_answer() -> Value {
     serde_json::json!({"jsonrpc": "2.0", "id": 1, "result": {"structuredContent": {
         "status": "degraded",
-        "dependencies": {"core-api": {"breaker": "open", "in_flight": 0, "capacity": 64}}}}})
+        "dependencies": {"core-api": {"breaker": "open", "in_flight": 0, "capacity": 64,
+                                      "fleet_trips": 1}}}}})
 }
 
 #[tokio::test]
@@ -433,6 +431,22 @@ async fn status_reports_overrides_with_author_and_expiry_and_the_gateways_breake
     assert_eq!(audit["action"], "breaker_force_open");
     assert_eq!(audit["set_by"], "alice");
 
+    // One instance's trip of core-api, 2 s ago (SPEC §8 "Fleet trips").
+    let sdk = emulator_sdk().await;
+    let state =
+        kosha_state::StateTable::new(aws_sdk_dynamodb::Client::new(&sdk), table.clone()).unwrap();
+    let now_ms = kosha_state::Clock::now_ms(&kosha_state::SystemClock);
+    state
+        .record_trip(&kosha_state::TripWrite {
+            breaker: "core-api".into(),
+            instance: "9f3a0c1d2e4b5a69".into(),
+            at_ms: now_ms - 2_000,
+            open_for: std::time::Duration::from_secs(15),
+            seen: None,
+        })
+        .await
+        .unwrap();
+
     let gateway = fake_gateway(200, health_answer()).await;
     let mut cmd = ops(&table, &secret);
     cmd.env("KOSHA_OPERATOR_TOKEN", "op-token");
@@ -448,6 +462,12 @@ async fn status_reports_overrides_with_author_and_expiry_and_the_gateways_breake
         Some(o0["set_at"].as_i64().unwrap() + 1800)
     );
     assert_eq!(report["breakers"]["core-api"]["breaker"], "open");
+    assert_eq!(report["breakers"]["core-api"]["fleet_trips"], 1);
+    assert_eq!(
+        report["trips"],
+        serde_json::json!([{"breaker": "core-api", "instance": "9f3a0c1d2e4b5a69",
+                            "tripped_at_ms": now_ms - 2_000}])
+    );
     assert_eq!(report["gateway"], format!("{}/mcp", gateway.uri()));
     let sent = gateway.received_requests().await.unwrap();
     let body: Value = serde_json::from_slice(&sent[0].body).unwrap();
@@ -467,7 +487,14 @@ async fn status_reports_overrides_with_author_and_expiry_and_the_gateways_breake
         text.contains("expires ") && text.contains("reason: db failover"),
         "{text}"
     );
-    assert!(text.contains("core-api: open, 0 of 64 in flight"), "{text}");
+    assert!(
+        text.contains("core-api: open, 0 of 64 in flight, 1 fleet trip(s) counted"),
+        "{text}"
+    );
+    assert!(
+        text.contains("core-api: tripped by instance 9f3a0c1d2e4b5a69 at "),
+        "{text}"
+    );
 }
 
 #[tokio::test]

@@ -9,6 +9,9 @@
 //! - **Trip conditions:** closed → open when at least `min_calls` outcomes are in the window
 //!   and failures / calls ≥ `failure_rate_pct` %. Half-open → open on any probe failure.
 //!   Any state → forced-open while the [`OverrideSource`] has an override for the dependency.
+//!   Closed → open when fleet trips are on ([`Breaker::set_fleet`], SPEC §8) and trips from
+//!   at least the quorum of distinct instances count ([`crate::fleet`]); an open on its own
+//!   evidence (failure rate, failed probe) records this instance's trip, once per transition.
 //! - **Recovery conditions:** open → half-open once `open_duration` has passed (checked lazily
 //!   by the next caller: no timer task, pitfall 13). Half-open admits exactly
 //!   `half_open_probes` (K, default 3) probes; K successes out of K close it. A probe slot is
@@ -28,19 +31,22 @@
 //!   arithmetic steps and never across an await. The open → half-open switch happens under it,
 //!   so any number of racing callers get at most K probes (pitfall 1).
 //! - **Observability:** `breaker_state` gauge (dimension `dependency`; 0 closed, 1 half-open,
-//!   2 open, 3 forced open — SPEC §8) and a log event on every transition, with the
-//!   dependency, `from`, `to` and `why` (warn when it opens, info otherwise).
+//!   2 open, 3 forced open — SPEC §8), the `breaker_transition` counter (dimensions
+//!   `dependency`, `to`, `reason`: `own` | `fleet` | `forced`, SPEC §12) and a log event on
+//!   every transition, with the dependency, `from`, `to`, `why` and `reason` (warn when it
+//!   opens, info otherwise).
 
 mod window;
 
 use std::sync::Arc;
 use std::time::Duration;
 
-use metrics::Gauge;
+use metrics::{Counter, Gauge};
 use parking_lot::Mutex;
 use tokio::time::Instant;
 
 use crate::error::ConfigError;
+use crate::fleet::FleetTrips;
 use crate::overrides::{ForcedOpen, OverrideSource};
 use window::Window;
 
@@ -221,6 +227,9 @@ struct Inner {
     /// Half-open probe slots, allocated once.
     slots: Vec<Slot>,
     next_probe: u64,
+    /// When this breaker last closed, epoch ms on the fleet signal's clock (fleet trips
+    /// only): trips older than this do not count.
+    last_close_ms: Option<i64>,
 }
 
 /// A circuit breaker for one dependency.
@@ -228,9 +237,22 @@ pub struct Breaker {
     name: String,
     config: BreakerConfig,
     overrides: Arc<dyn OverrideSource>,
+    fleet: Option<FleetTrips>,
     inner: Mutex<Inner>,
     gauge: Gauge,
+    /// `breaker_transition` by (`to`, `reason`), every pair a transition can take.
+    transitions: Vec<(BreakerState, &'static str, Counter)>,
 }
+
+/// The (`to`, `reason`) pairs of `breaker_transition` (SPEC §12).
+const TRANSITIONS: [(BreakerState, &str); 6] = [
+    (BreakerState::Open, "own"),
+    (BreakerState::Open, "fleet"),
+    (BreakerState::HalfOpen, "own"),
+    (BreakerState::Closed, "own"),
+    (BreakerState::Closed, "forced"),
+    (BreakerState::ForcedOpen, "forced"),
+];
 
 impl std::fmt::Debug for Breaker {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -257,19 +279,65 @@ impl Breaker {
         config.validate()?;
         let gauge = metrics::gauge!("breaker_state", "dependency" => dependency.to_owned());
         gauge.set(BreakerState::Closed.gauge());
+        let transitions = TRANSITIONS
+            .iter()
+            .map(|&(to, reason)| {
+                let counter = metrics::counter!(
+                    "breaker_transition",
+                    "dependency" => dependency.to_owned(),
+                    "to" => to.as_str(),
+                    "reason" => reason
+                );
+                (to, reason, counter)
+            })
+            .collect();
         Ok(Self {
+            transitions,
             name: dependency.to_owned(),
             config,
             overrides,
+            fleet: None,
             inner: Mutex::new(Inner {
                 state: State::Closed,
                 generation: 0,
                 window: Window::new(config.window),
                 slots: vec![Slot::Free; config.half_open_probes],
                 next_probe: 0,
+                last_close_ms: None,
             }),
             gauge,
         })
+    }
+
+    /// The same breaker sharing its trips with the fleet (SPEC §8 "Fleet trips"): it records
+    /// its own-evidence opens through `fleet`, and a closed breaker opens when the quorum's
+    /// trips count. A breaker that never closed counts every trip within the open duration.
+    pub fn set_fleet(&mut self, fleet: FleetTrips) {
+        self.fleet = Some(fleet);
+    }
+
+    /// The fleet trips this breaker shares, if on.
+    pub fn fleet(&self) -> Option<&FleetTrips> {
+        self.fleet.as_ref()
+    }
+
+    /// Distinct instances whose trips this breaker counts now (`fleet_trips` of SPEC §4);
+    /// `None` when fleet trips are off.
+    pub fn fleet_trips(&self) -> Option<usize> {
+        let fleet = self.fleet.as_ref()?;
+        let last_close_ms = self.inner.lock().last_close_ms;
+        Some(fleet.counted(self.config.open_duration, last_close_ms))
+    }
+
+    /// Counts one `breaker_transition` to `to` for `reason`.
+    fn count_transition(&self, to: BreakerState, reason: &str) {
+        if let Some((_, _, counter)) = self
+            .transitions
+            .iter()
+            .find(|(t, r, _)| *t == to && *r == reason)
+        {
+            counter.increment(1);
+        }
     }
 
     /// The dependency this breaker guards.

@@ -12,7 +12,7 @@
 //! failures; [`config`] completes a dependency's [`config::Profile`] (its row of seed 004 §1,
 //! chosen by the binary that calls it) and reads environment overrides; [`error`] is the one
 //! error type (a setting that cannot be used); [`overrides`] is where forced-open overrides
-//! come from; [`principal_rate`] is the in-memory per-principal request limiter of SPEC §6
+//! come from; [`fleet`] is the trips a breaker shares with the fleet (SPEC §8); [`principal_rate`] is the in-memory per-principal request limiter of SPEC §6
 //! (beside the shared bucket of [`rate_limit`]); [`chaos`] verifies the signed chaos header
 //! (SPEC §9) and draws the faults the policy injects at the call boundary. The crate knows
 //! nothing of HTTP frameworks, tools or AWS: callers classify their own errors through
@@ -77,6 +77,7 @@ pub mod classify;
 pub mod config;
 pub mod deadline;
 pub mod error;
+pub mod fleet;
 pub mod hedge;
 pub mod latency;
 pub mod not_before;

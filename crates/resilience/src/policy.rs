@@ -172,6 +172,9 @@ pub struct Health {
     pub capacity: usize,
     /// The operator override in force, if any.
     pub forced: Option<ForcedOpen>,
+    /// Distinct instances whose trips the breaker counts now (SPEC §4 `fleet_trips`); `None`
+    /// when fleet trips are off.
+    pub fleet_trips: Option<usize>,
 }
 
 /// The composed policy for one dependency. Share it (`Arc<Policy>`) across requests.
@@ -507,7 +510,23 @@ impl Policy {
             in_flight: self.bulkhead.in_flight(),
             capacity: self.bulkhead.capacity(),
             forced: snapshot.forced,
+            fleet_trips: self.breaker.fleet_trips(),
         }
+    }
+
+    /// The same policy, its breaker sharing trips with the fleet ([`Breaker::set_fleet`],
+    /// SPEC §8). Call it before the policy's breaker is shared.
+    ///
+    /// # Errors
+    /// [`ConfigError`] when the breaker is already shared with another policy
+    /// ([`Policy::try_with_breaker`]).
+    pub fn with_fleet(mut self, fleet: crate::fleet::FleetTrips) -> Result<Self, ConfigError> {
+        let breaker = Arc::get_mut(&mut self.breaker).ok_or(ConfigError::invalid(
+            "fleet",
+            "the breaker is shared with another policy; set fleet trips before sharing it",
+        ))?;
+        breaker.set_fleet(fleet);
+        Ok(self)
     }
 
     /// The breaker (shared with any policy built by [`Policy::try_with_breaker`]).

@@ -11,6 +11,7 @@ use std::time::Duration;
 
 use kosha_resilience::classify::ErrorClass;
 use kosha_resilience::deadline::Deadline;
+use kosha_resilience::fleet::{FleetSignal, FleetTrips};
 use kosha_resilience::overrides::{ForcedOpen, StaticOverrides};
 use kosha_resilience::policy::{Policy, PolicyError};
 use kosha_resilience::retry::Idempotency;
@@ -66,17 +67,18 @@ impl Recorder for Capture {
     }
 }
 
-/// Records `to:why` of every event.
+/// Records `to:why:reason` of every event.
 #[derive(Clone, Default)]
 struct Transitions(Arc<Mutex<Vec<String>>>);
 
-struct ToField<'a>(&'a mut Option<String>, &'a mut String);
+struct ToField<'a>(&'a mut Option<String>, &'a mut String, &'a mut String);
 
 impl Visit for ToField<'_> {
     fn record_str(&mut self, field: &Field, value: &str) {
         match field.name() {
             "to" => *self.0 = Some(value.to_owned()),
             "why" => *self.1 = value.to_owned(),
+            "reason" => *self.2 = value.to_owned(),
             _ => {}
         }
     }
@@ -93,10 +95,10 @@ impl Subscriber for Transitions {
     fn record(&self, _: &Id, _: &Record<'_>) {}
     fn record_follows_from(&self, _: &Id, _: &Id) {}
     fn event(&self, event: &Event<'_>) {
-        let (mut to, mut why) = (None, String::new());
-        event.record(&mut ToField(&mut to, &mut why));
+        let (mut to, mut why, mut reason) = (None, String::new(), String::new());
+        event.record(&mut ToField(&mut to, &mut why, &mut reason));
         if let Some(to) = to {
-            self.0.lock().push(format!("{to}:{why}"));
+            self.0.lock().push(format!("{to}:{why}:{reason}"));
         }
     }
     fn enter(&self, _: &Id) {}
@@ -204,12 +206,106 @@ async fn metrics_and_transition_events() {
     assert_eq!(
         *transitions.0.lock(),
         [
-            "open:failure_rate",
-            "half_open:open_duration_elapsed",
-            "closed:probes_succeeded",
-            "forced_open:override_set",
-            "closed:override_cleared"
+            "open:failure_rate:own",
+            "half_open:open_duration_elapsed:own",
+            "closed:probes_succeeded:own",
+            "forced_open:override_set:forced",
+            "closed:override_cleared:forced"
         ],
-        "one log event per transition, with why"
+        "one log event per transition, with why and reason"
     );
+    let counted = |to: &str, reason: &str| {
+        capture.counter(&format!(
+            "breaker_transition{{dependency=openai,to={to},reason={reason}}}"
+        ))
+    };
+    assert_eq!(
+        [
+            counted("open", "own"),
+            counted("half_open", "own"),
+            counted("closed", "own"),
+            counted("forced_open", "forced"),
+            counted("closed", "forced"),
+            counted("open", "fleet"),
+        ],
+        [1, 1, 1, 1, 1, 0],
+        "breaker_transition counts each transition with its reason (SPEC §12)"
+    );
+}
+
+/// A fleet whose trips the test sets: `(instance, epoch ms)`; the wall clock stands at 0.
+#[derive(Default)]
+struct Fleet {
+    trips: Mutex<Vec<(&'static str, i64)>>,
+    recorded: AtomicU64,
+}
+
+impl FleetSignal for Fleet {
+    fn count_after(&self, _: &str, after_ms: i64) -> usize {
+        self.trips
+            .lock()
+            .iter()
+            .filter(|(_, t)| *t > after_ms)
+            .count()
+    }
+    fn record_trip(&self, _: &str, _: Duration) {
+        self.recorded.fetch_add(1, Ordering::SeqCst);
+    }
+    fn now_ms(&self) -> i64 {
+        0
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_fleet_open_is_logged_and_counted_with_reason_fleet_and_records_no_trip() {
+    let capture = Arc::new(Capture::default());
+    let transitions = Transitions::default();
+    let _log = tracing::subscriber::set_default(transitions.clone());
+    let fleet = Arc::new(Fleet::default());
+    let policy = metrics::with_local_recorder(capture.as_ref(), || {
+        Policy::try_new(
+            kosha_contract::dependency::Dependency::OpenAi,
+            common::openai(),
+            Arc::new(StaticOverrides::default()),
+        )
+        .unwrap()
+        .with_fleet(FleetTrips::try_new("openai", 2, fleet.clone()).unwrap())
+        .unwrap()
+    });
+    fleet.trips.lock().push(("a", -1));
+    assert_eq!(policy.health().state.as_str(), "closed", "one trip");
+    assert_eq!(policy.health().fleet_trips, Some(1));
+    fleet.trips.lock().push(("b", -1));
+    assert_eq!(policy.health().state.as_str(), "open", "two trips");
+    let refused: Result<(), _> = policy
+        .call(
+            &Deadline::after(Duration::from_secs(60)),
+            Idempotency::Idempotent,
+            |_| async { Ok::<(), ErrorClass>(()) },
+        )
+        .await;
+    assert!(
+        matches!(refused, Err(PolicyError::CircuitOpen { .. })),
+        "{refused:?}"
+    );
+    assert_eq!(*transitions.0.lock(), ["open:fleet_trips:fleet"]);
+    assert_eq!(
+        capture.counter("breaker_transition{dependency=openai,to=open,reason=fleet}"),
+        1
+    );
+    assert_eq!(fleet.recorded.load(Ordering::SeqCst), 0, "not own evidence");
+    // Trips older than the open duration (30 s) no longer count.
+    fleet.trips.lock().clear();
+    fleet.trips.lock().extend([("a", -30_000), ("b", -30_001)]);
+    assert_eq!(policy.health().fleet_trips, Some(0));
+}
+
+#[test]
+fn a_quorum_under_two_is_refused() {
+    let fleet = Arc::new(Fleet::default());
+    for quorum in [0, 1] {
+        let err = FleetTrips::try_new("core-api", quorum, fleet.clone()).unwrap_err();
+        assert!(err.to_string().contains("at least 2"), "{err}");
+    }
+    assert!(FleetTrips::try_new("core-api", 2, fleet).is_ok());
 }

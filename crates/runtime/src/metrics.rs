@@ -69,6 +69,17 @@ pub const CATALOGUE: &[Metric] = &[
         meaning: "0 closed, 1 half-open, 2 open, 3 forced open (SPEC §8)",
     },
     Metric {
+        name: "breaker_transition",
+        kind: Kind::Counter,
+        unit: None,
+        dimensions: &["dependency", "reason", "to"],
+        emitted_by: "kosha-resilience `breaker.rs`",
+        meaning: "one per breaker transition; `to`: `open`, `half_open`, `closed`, \
+                  `forced_open`; `reason`: `own` (this instance's evidence: failure rate, \
+                  probes, open duration passed), `fleet` (the quorum's fleet trips, SPEC §8), \
+                  `forced` (an operator's override set or cleared) (SPEC §12)",
+    },
+    Metric {
         name: "bulkhead_in_flight",
         kind: Kind::Gauge,
         unit: Some(Unit::Count),

@@ -6,7 +6,8 @@
 //!   one conditional write each, spent locally (seed 004 §6, SPEC §6).
 //! - [`DynamoOverrides`]: the breaker forced-open source `breaker#<dependency>`, refreshed
 //!   lazily at most every 5 s, kept 60 s through read errors (seed 004 §4, SPEC §8), and the
-//!   operator's `force_open` / `clear` / `list`.
+//!   operator's `force_open` / `clear` / `list`; with [`DynamoOverrides::with_trips`] also the
+//!   gateway's fleet trips `trip#<breaker>` (SPEC §8).
 //! - [`SecretCache`]: the chaos HMAC key from Secrets Manager, cached 5 minutes.
 //! - [`screening`]: `screening#<id>` items, written by the gateway and finished by the
 //!   screening-worker (SPEC §4, §8); [`sim_chaos`]: screening-sim's `simchaos#<service>` knobs.
@@ -27,8 +28,8 @@ mod table;
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use error::StateError;
 pub use overrides::{
-    BreakerItem, DynamoOverrides, OverrideFetcher, OverrideSettings, OverrideSnapshot,
-    is_dependency,
+    BreakerItem, DynamoOverrides, Fetched, MAX_WRITES, OverrideFetcher, OverrideSettings,
+    OverrideSnapshot, TRIP_BREAKERS, TripItem, TripSnapshot, TripWrite, instance_id, is_dependency,
 };
 pub use rate_limit::{DynamoRateLimiter, RateLimitSettings};
 pub use secrets::{

@@ -31,37 +31,73 @@
 //!   `breaker_override_observed` (`state` `forced_open` with who, when, until and why, or
 //!   `cleared`): each instance writes when it first acts on an operator's decision.
 //!
+//! - **Fleet trips** (SPEC §8 "Fleet trips", gateway only, [`DynamoOverrides::with_trips`]):
+//!   the same `BatchGetItem` also fetches the `trip#<breaker>` items; the snapshot's age rules
+//!   apply to them too. As the breakers' [`FleetSignal`], the source counts the trips
+//!   from its cache and records this instance's trip with one `UpdateItem` in the background
+//!   ([`trips`]), under an instance id made once per process ([`instance_id`]).
+//!
 //! Staleness uses tokio's clock; expiry uses the injected wall [`Clock`].
 //! The operator's side (force-open, clear, list) is on [`StateTable`].
 
 mod items;
+mod trips;
 
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
+use kosha_resilience::fleet::FleetSignal;
 use kosha_resilience::overrides::{ForcedOpen, OverrideSource};
 use kosha_resilience::rate_limit::BoxFuture;
 use parking_lot::Mutex;
 use tokio::time::Instant;
 
 pub use items::{BreakerItem, is_dependency};
+pub use trips::{MAX_WRITES, TRIP_BREAKERS, TripItem, TripWrite};
 
 use crate::{Clock, StateError, StateTable};
 
 /// The overrides read at one time, by dependency (expired ones included; filtered on use).
 pub type OverrideSnapshot = HashMap<String, ForcedOpen>;
 
-/// Reads the current overrides: the state table in production, a fake in tests.
+/// The `trip#<breaker>` items read at one time, by breaker (present ones only).
+pub type TripSnapshot = HashMap<String, TripItem>;
+
+/// One read: the overrides, and the trip items asked for.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Fetched {
+    /// `breaker#<dependency>` items, by dependency.
+    pub overrides: OverrideSnapshot,
+    /// `trip#<breaker>` items, by breaker.
+    pub trips: TripSnapshot,
+}
+
+/// Reads the current overrides and trips, and writes trips: the state table in production, a
+/// fake in tests.
 pub trait OverrideFetcher: Send + Sync + 'static {
-    /// One read of all overrides.
-    fn fetch(&self) -> BoxFuture<'_, Result<OverrideSnapshot, StateError>>;
+    /// One read of all overrides and of the `trip#<breaker>` items of `trips` (empty: none).
+    fn fetch<'a>(&'a self, trips: &'a [String]) -> BoxFuture<'a, Result<Fetched, StateError>>;
+
+    /// Records one trip ([`StateTable::record_trip`]); returns the writes made.
+    fn write_trip<'a>(&'a self, trip: &'a TripWrite) -> BoxFuture<'a, Result<usize, StateError>>;
 }
 
 impl OverrideFetcher for StateTable {
-    fn fetch(&self) -> BoxFuture<'_, Result<OverrideSnapshot, StateError>> {
-        Box::pin(items::fetch_snapshot(self))
+    fn fetch<'a>(&'a self, trips: &'a [String]) -> BoxFuture<'a, Result<Fetched, StateError>> {
+        Box::pin(items::fetch_snapshot(self, trips))
     }
+
+    fn write_trip<'a>(&'a self, trip: &'a TripWrite) -> BoxFuture<'a, Result<usize, StateError>> {
+        Box::pin(self.record_trip(trip))
+    }
+}
+
+/// This process's instance id for fleet trips: 16 random hex digits, made once per process
+/// (a Lambda execution environment), SPEC §8.
+pub fn instance_id() -> &'static str {
+    static ID: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    ID.get_or_init(|| format!("{:016x}", rand::random::<u64>()))
 }
 
 /// Refresh and staleness settings (SPEC §8 defaults).
@@ -110,6 +146,7 @@ impl Stamp {
 #[derive(Default)]
 struct Cache {
     values: OverrideSnapshot,
+    trips: TripSnapshot,
     last_attempt: Option<Stamp>,
     last_success: Option<Stamp>,
     refreshing: bool,
@@ -120,6 +157,10 @@ struct Inner {
     settings: OverrideSettings,
     clock: Arc<dyn Clock>,
     cache: Mutex<Cache>,
+    /// The breakers whose `trip#<breaker>` items are read (empty: fleet trips off).
+    trip_breakers: Vec<String>,
+    /// This instance's id in trip entries.
+    instance: String,
     /// Bumped each time a read ends (success, failure, timeout or cancellation): what callers
     /// waiting in [`OverrideSource::ensure_fresh`] wait on.
     reads_done: tokio::sync::watch::Sender<u64>,
@@ -184,15 +225,36 @@ impl DynamoOverrides {
         settings: OverrideSettings,
         clock: Arc<dyn Clock>,
     ) -> Self {
+        Self::with_trips(fetcher, settings, clock, &[], instance_id())
+    }
+
+    /// A source that also reads, counts and records the fleet trips of `breakers` (SPEC §8
+    /// "Fleet trips"; the gateway passes [`TRIP_BREAKERS`]), writing this instance's entries
+    /// under `instance` ([`instance_id`] in production; tests run several instances in one
+    /// process).
+    pub fn with_trips(
+        fetcher: Arc<dyn OverrideFetcher>,
+        settings: OverrideSettings,
+        clock: Arc<dyn Clock>,
+        breakers: &[&str],
+        instance: &str,
+    ) -> Self {
         Self {
             inner: Arc::new(Inner {
                 fetcher,
                 settings,
                 clock,
                 cache: Mutex::new(Cache::default()),
+                trip_breakers: breakers.iter().map(|b| (*b).to_owned()).collect(),
+                instance: instance.to_owned(),
                 reads_done: tokio::sync::watch::Sender::new(0),
             }),
         }
+    }
+
+    /// This source's instance id in trip entries.
+    pub fn instance(&self) -> &str {
+        &self.inner.instance
     }
 
     /// Reads now and waits for the result (for start-up, before serving, and tests).
@@ -220,18 +282,19 @@ impl DynamoOverrides {
 }
 
 async fn refresh(inner: &Inner) -> Result<(), StateError> {
-    let result =
-        match tokio::time::timeout(inner.settings.read_timeout, inner.fetcher.fetch()).await {
-            Ok(r) => r,
-            Err(_) => Err(StateError::Timeout {
-                operation: "BatchGetItem",
-            }),
-        };
+    let read = inner.fetcher.fetch(&inner.trip_breakers);
+    let result = match tokio::time::timeout(inner.settings.read_timeout, read).await {
+        Ok(r) => r,
+        Err(_) => Err(StateError::Timeout {
+            operation: "BatchGetItem",
+        }),
+    };
     let mut cache = inner.cache.lock();
     match result {
-        Ok(values) => {
-            audit_changes(&cache.values, &values, inner.clock.now_s());
-            cache.values = values;
+        Ok(Fetched { overrides, trips }) => {
+            audit_changes(&cache.values, &overrides, inner.clock.now_s());
+            cache.values = overrides;
+            cache.trips = trips;
             cache.last_success = Some(inner.now());
             Ok(())
         }
@@ -338,5 +401,65 @@ impl OverrideSource for DynamoOverrides {
     }
 }
 
+impl FleetSignal for DynamoOverrides {
+    fn count_after(&self, breaker: &str, after_ms: i64) -> usize {
+        let now = self.inner.now();
+        let cache = self.inner.cache.lock();
+        if !self.inner.usable(&cache, now) {
+            return 0;
+        }
+        cache
+            .trips
+            .get(breaker)
+            .map_or(0, |t| t.count_after(after_ms, now.wall_ms))
+    }
+
+    fn record_trip(&self, breaker: &str, open_for: Duration) {
+        let inner = Arc::clone(&self.inner);
+        let trip = TripWrite {
+            breaker: breaker.to_owned(),
+            instance: inner.instance.clone(),
+            at_ms: inner.clock.now_ms(),
+            open_for,
+            seen: inner.cache.lock().trips.get(breaker).cloned(),
+        };
+        let Ok(handle) = tokio::runtime::Handle::try_current() else {
+            tracing::warn!(
+                event = "fleet_trip_write_failed",
+                breaker,
+                error = "no runtime"
+            );
+            return;
+        };
+        handle.spawn(async move {
+            let write = inner.fetcher.write_trip(&trip);
+            match tokio::time::timeout(inner.settings.read_timeout, write).await {
+                Ok(Ok(writes)) => tracing::info!(
+                    event = "fleet_trip_recorded",
+                    breaker = %trip.breaker,
+                    instance = %trip.instance,
+                    at_ms = trip.at_ms,
+                    writes,
+                    "fleet trip recorded"
+                ),
+                Ok(Err(error)) => {
+                    tracing::warn!(event = "fleet_trip_write_failed", breaker = %trip.breaker, %error);
+                }
+                Err(_) => tracing::warn!(
+                    event = "fleet_trip_write_failed",
+                    breaker = %trip.breaker,
+                    error = "timed out"
+                ),
+            }
+        });
+    }
+
+    fn now_ms(&self) -> i64 {
+        self.inner.clock.now_ms()
+    }
+}
+
+#[cfg(test)]
+mod fleet_tests;
 #[cfg(test)]
 mod tests;

@@ -25,6 +25,13 @@ pub const DEFAULT_BODY_READ_TIMEOUT: Duration = Duration::from_secs(10);
 /// Turns adaptive bulkhead limits on for every backend (issue #33; default off).
 pub const ADAPTIVE_CONCURRENCY_ENV: &str = "KOSHA_ADAPTIVE_CONCURRENCY";
 
+/// Distinct instances whose fleet trips open a breaker (SPEC §8 "Fleet trips"; default 2,
+/// 0 turns the signal off, 1 is refused at start).
+pub const FLEET_TRIP_QUORUM_ENV: &str = "KOSHA_FLEET_TRIP_QUORUM";
+
+/// `KOSHA_FLEET_TRIP_QUORUM`'s default.
+pub const DEFAULT_FLEET_TRIP_QUORUM: usize = 2;
+
 /// The tail-latency and backpressure policies of issue #33 that are switched per gateway.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct TailSettings {
@@ -101,6 +108,9 @@ pub struct GatewayConfig {
     pub chaos_secret_id: String,
     /// screening-sim and the screening queue (`KOSHA_SCREENING_*`).
     pub screening: ScreeningConfig,
+    /// Fleet trips' quorum (`KOSHA_FLEET_TRIP_QUORUM`, default 2; 0 = off; SPEC §8): a breaker
+    /// opens on trips from this many distinct instances ([`parse_fleet_quorum`]).
+    pub fleet_trip_quorum: usize,
 }
 
 impl GatewayConfig {
@@ -162,7 +172,10 @@ impl GatewayConfig {
                 .map_err(|e| ConfigError::new(Backend::CoreApiRead.env_prefix(), e.to_string()))?,
             adaptive_concurrency: config::bool_or(ADAPTIVE_CONCURRENCY_ENV, false)?,
         };
+        let fleet_trip_quorum = parse_fleet_quorum(config::var(FLEET_TRIP_QUORUM_ENV).as_deref())
+            .map_err(|e| ConfigError::new(FLEET_TRIP_QUORUM_ENV, e))?;
         Ok(Self {
+            fleet_trip_quorum,
             tail,
             chaos_enabled: config::bool_or("CHAOS_ENABLED", false)?,
             chaos_secret_id: config::string_or(
@@ -187,6 +200,26 @@ impl GatewayConfig {
     }
 }
 
+/// `KOSHA_FLEET_TRIP_QUORUM` (SPEC §8): unset or blank → 2; `0` → off; `1` refused, since one
+/// instance alone (its own network, its own bug) must never open the fleet; otherwise the
+/// number.
+///
+/// # Errors
+/// A reason (never echoing the value) for anything but an unsigned integer other than 1.
+pub fn parse_fleet_quorum(raw: Option<&str>) -> Result<usize, &'static str> {
+    let Some(raw) = raw.map(str::trim).filter(|r| !r.is_empty()) else {
+        return Ok(DEFAULT_FLEET_TRIP_QUORUM);
+    };
+    match raw.parse::<usize>() {
+        Ok(1) => Err(
+            "must not be 1: one instance alone must never open the fleet's breakers; \
+             use 0 (fleet trips off) or at least 2",
+        ),
+        Ok(n) => Ok(n),
+        Err(_) => Err("must be an unsigned integer (0 = off, at least 2)"),
+    }
+}
+
 /// `raw` as a base URL without its trailing `/`: `http://` or `https://`, a host, an optional
 /// port, nothing after.
 ///
@@ -198,6 +231,19 @@ fn parse_base_url(raw: &str) -> Result<String, &'static str> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn the_fleet_quorum_defaults_to_2_turns_off_at_0_and_refuses_1() {
+        use super::parse_fleet_quorum as parse;
+        assert_eq!(parse(None), Ok(2));
+        assert_eq!(parse(Some(" ")), Ok(2));
+        assert_eq!(parse(Some("0")), Ok(0));
+        assert_eq!(parse(Some("3")), Ok(3));
+        let one = parse(Some("1")).unwrap_err();
+        assert!(one.contains("one instance alone"), "{one}");
+        assert!(parse(Some("-1")).is_err());
+        assert!(parse(Some("two")).is_err());
+    }
+
     use super::parse_base_url;
 
     #[test]

@@ -9,6 +9,7 @@ use std::sync::Arc;
 
 use kosha_auth::Verifier;
 use kosha_resilience::adaptive::AdaptiveConfig;
+use kosha_resilience::fleet::{FleetSignal, FleetTrips};
 use kosha_resilience::overrides::OverrideSource;
 use kosha_resilience::policy::Policy;
 use kosha_resilience::rate_limit::RateLimiter;
@@ -22,14 +23,21 @@ use kosha_clients::screening::ScreeningClient;
 use kosha_runtime::sigv4::SigV4Signer;
 
 /// `backend`'s policy (seed 004 §1), hedged when it is a hedged read and adaptive when
-/// `KOSHA_ADAPTIVE_CONCURRENCY` is on ([`crate::config::TailSettings`], issue #33).
+/// `KOSHA_ADAPTIVE_CONCURRENCY` is on ([`crate::config::TailSettings`], issue #33), sharing
+/// its trips as `trip#<health name>` when a fleet signal is given and the quorum is not 0
+/// (SPEC §8 "Fleet trips", #27).
 fn build_policy(
     backend: Backend,
     config: &GatewayConfig,
     overrides: Arc<dyn OverrideSource>,
+    fleet: Option<Arc<dyn FleetSignal>>,
 ) -> Result<Policy, kosha_resilience::error::ConfigError> {
     let settings = *config.policies.get(backend);
     let mut policy = Policy::try_new(backend.dependency(), settings, overrides)?;
+    if let Some(signal) = fleet.filter(|_| config.fleet_trip_quorum > 0) {
+        let trips = FleetTrips::try_new(backend.health_name(), config.fleet_trip_quorum, signal)?;
+        policy = policy.with_fleet(trips)?;
+    }
     if let (true, Some(hedge)) = (backend.hedged(), config.tail.hedge) {
         policy = policy.with_hedging(hedge)?;
     }
@@ -108,11 +116,27 @@ impl Gateway {
         overrides: Arc<dyn OverrideSource>,
         rate_limiter: Arc<dyn RateLimiter>,
     ) -> Result<Self, StartError> {
+        Self::with_fleet(config, http, verifier, overrides, None, rate_limiter)
+    }
+
+    /// [`Gateway::new`], each breaker also sharing its trips through `fleet` (SPEC §8 "Fleet
+    /// trips") unless `config.fleet_trip_quorum` is 0.
+    ///
+    /// # Errors
+    /// [`StartError::Config`] when a policy in `config` does not validate.
+    pub fn with_fleet(
+        config: GatewayConfig,
+        http: reqwest::Client,
+        verifier: Verifier,
+        overrides: Arc<dyn OverrideSource>,
+        fleet: Option<Arc<dyn FleetSignal>>,
+        rate_limiter: Arc<dyn RateLimiter>,
+    ) -> Result<Self, StartError> {
         let core_api = CoreApi::new(&config.core_api_url, http.clone());
         let screening = ScreeningClient::new(&config.screening.url, http);
         let chaos = ChaosGate::new(config.chaos_enabled, None);
         let policies = PerBackend::try_new(|backend| {
-            build_policy(backend, &config, overrides.clone()).map_err(|e| {
+            build_policy(backend, &config, overrides.clone(), fleet.clone()).map_err(|e| {
                 kosha_runtime::config::ConfigError::new(backend.env_prefix(), e.to_string())
             })
         })?;
@@ -165,11 +189,21 @@ impl Gateway {
             config.rate_limit,
             clock.clone(),
         ));
-        let overrides = Arc::new(kosha_state::DynamoOverrides::new(
-            table,
+        // The gateway alone reads and writes `trip#*` (SPEC §8), with the overrides' read.
+        let trips: &[&str] = if config.fleet_trip_quorum > 0 {
+            &kosha_state::TRIP_BREAKERS
+        } else {
+            &[]
+        };
+        let overrides = Arc::new(kosha_state::DynamoOverrides::with_trips(
+            Arc::new(table),
             kosha_state::OverrideSettings::default(),
             clock,
+            trips,
+            kosha_state::instance_id(),
         ));
+        let fleet: Option<Arc<dyn FleetSignal>> =
+            (config.fleet_trip_quorum > 0).then(|| overrides.clone() as Arc<dyn FleetSignal>);
         let http =
             kosha_runtime::tls::http_client().map_err(|e| StartError::HttpClient(e.to_string()))?;
         let verifier = Verifier::new(config.auth.clone(), http.clone());
@@ -184,7 +218,7 @@ impl Gateway {
             config.core_api_auth == ServiceAuth::Iam,
             config.screening.auth == ServiceAuth::Iam,
         );
-        let mut gateway = Self::new(config, http, verifier, overrides, rate_limiter)?
+        let mut gateway = Self::with_fleet(config, http, verifier, overrides, fleet, rate_limiter)?
             .with_chaos_keys(keys)
             .with_screenings(screenings);
         if let Some(s) = signer {

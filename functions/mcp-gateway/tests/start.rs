@@ -2,7 +2,8 @@
 //! built the SQS and Secrets Manager clients eagerly took 1.8 × as long; docs/benchmarks.md,
 //! "Lambda packaging"). Building an SDK client builds the process's SDK HTTP client first,
 //! which `kosha_runtime::tls::sdk_http_clients_built` counts; this file is a test binary of
-//! its own so that no other test builds one in the same process.
+//! its own so that no other test builds one in the same process. It also checks the start-up
+//! refusal of a fleet-trip quorum of 1 (SPEC §8).
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -53,4 +54,25 @@ async fn start_builds_no_aws_sdk_client_until_one_is_used() {
     // The counter sees a client being built (the check above can fail).
     let _sqs = aws_sdk_sqs::Client::new(&sdk);
     assert_eq!(kosha_runtime::tls::sdk_http_clients_built(), 1);
+}
+
+/// SPEC §8 "Fleet trips": a quorum of 1 would let one sick instance open the fleet, so the
+/// gateway refuses it at start (exit 2, bad configuration) with a line naming the setting.
+#[test]
+fn a_fleet_trip_quorum_of_1_is_refused_at_start() {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_mcp-gateway"))
+        .env_clear()
+        .env("KOSHA_JWT_ISSUER", "http://127.0.0.1:9/issuer")
+        .env("KOSHA_ALLOWED_CLIENT_IDS", "agent-1")
+        .env("KOSHA_FLEET_TRIP_QUORUM", "1")
+        .output()
+        .unwrap();
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(out.status.code(), Some(2), "{text}");
+    assert!(text.contains("KOSHA_FLEET_TRIP_QUORUM"), "{text}");
+    assert!(text.contains("one instance alone"), "{text}");
 }

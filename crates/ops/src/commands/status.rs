@@ -3,6 +3,11 @@
 //! - **Overrides in force**, read from the state table (`KOSHA_STATE_TABLE`, consistent read):
 //!   dependency, reason, who set them, when, and when they expire (expired items are left
 //!   out, as the gateways do; malformed ones are warned about on stderr).
+//! - **Fleet trips in force** (SPEC §8 "Fleet trips", §11), read in the same way: per breaker
+//!   (`core-api`, `core-api-writes`, `screening-sim`), each instance's trip (its id is the
+//!   author) still within the open duration. The open duration is the item's own: its
+//!   `expires_at` is its newest trip plus the open duration, so no gateway setting is needed
+//!   here. Expired items are left out.
 //! - **Breakers**, with `--gateway URL` (the gateway's base URL or its `/mcp` endpoint) and an
 //!   operator token in `KOSHA_OPERATOR_TOKEN`: each dependency's breaker as the answering
 //!   instance sees it, from one `tools/call get_service_health` (MCP 2025-11-25, stateless
@@ -12,15 +17,16 @@
 //!   breakers are per instance, overrides fleet-wide.
 //!
 //! Output: a short text report, or with `--json` one object
-//! `{"overrides": [{dependency, state, reason, set_by, set_at, expires_at}], "gateway": URL|null,
-//! "breakers": {dependency: {breaker, in_flight, capacity, override?}}|null}`.
+//! `{"overrides": [{dependency, state, reason, set_by, set_at, expires_at}],
+//! "trips": [{breaker, instance, tripped_at_ms}], "gateway": URL|null,
+//! "breakers": {dependency: {breaker, in_flight, capacity, override?, fleet_trips?}}|null}`.
 //! Exit 0 on success; 2 for bad usage (`--gateway` without a token, a URL that is not
 //! http(s)); 1 when the state table or the gateway cannot be read, or the gateway refuses.
 
 use std::time::Duration;
 
 use clap::Args;
-use kosha_state::{BreakerItem, Clock, StateTable, SystemClock};
+use kosha_state::{BreakerItem, Clock, StateTable, SystemClock, TripItem};
 use serde_json::{Map, Value, json};
 
 use crate::exit::Failure;
@@ -66,12 +72,18 @@ pub async fn run(args: StatusArgs) -> Result<(), Failure> {
             ),
         }
     }
+    let trips = table
+        .read_trips()
+        .await
+        .map_err(|e| Failure::Failed(format!("cannot read the state table: {e}")))?;
+    let trips = in_force(&trips, SystemClock.now_ms());
     let breakers = match &gateway {
         Some(g) => Some(g.service_health().await?),
         None => None,
     };
     let report = Report {
         overrides,
+        trips,
         gateway: gateway.as_ref().map(|g| g.url.clone()),
         breakers,
         now_s,
@@ -154,9 +166,46 @@ impl Gateway {
     }
 }
 
+/// One instance's trip in force: breaker, instance id, epoch ms.
+#[derive(Debug, PartialEq, Eq)]
+struct Trip {
+    breaker: String,
+    instance: String,
+    at_ms: i64,
+}
+
+/// The trips within their open duration at `now_ms`, newest first per breaker. An item's open
+/// duration is `expires_at` less its newest trip (the write sets it so, rounded up to the
+/// second); an expired item has none in force.
+fn in_force(items: &[(String, TripItem)], now_ms: i64) -> Vec<Trip> {
+    let mut trips = Vec::new();
+    for (breaker, item) in items {
+        let (Some(exp), Some(&newest)) = (item.expires_at, item.instances.values().max()) else {
+            continue;
+        };
+        let open_ms = exp.saturating_mul(1000).saturating_sub(newest);
+        let mut found: Vec<Trip> = item
+            .instances
+            .iter()
+            .filter(|&(_, &at)| {
+                at > now_ms.saturating_sub(open_ms) && !item.is_expired(now_ms / 1000)
+            })
+            .map(|(instance, &at_ms)| Trip {
+                breaker: breaker.clone(),
+                instance: instance.clone(),
+                at_ms,
+            })
+            .collect();
+        found.sort_by(|a, b| b.at_ms.cmp(&a.at_ms).then(a.instance.cmp(&b.instance)));
+        trips.extend(found);
+    }
+    trips
+}
+
 /// What `status` prints.
 struct Report {
     overrides: Vec<BreakerItem>,
+    trips: Vec<Trip>,
     gateway: Option<String>,
     breakers: Option<Value>,
     now_s: i64,
@@ -165,7 +214,15 @@ struct Report {
 impl Report {
     fn to_json(&self) -> Value {
         let overrides: Vec<Value> = self.overrides.iter().map(override_json).collect();
-        json!({"overrides": overrides, "gateway": self.gateway, "breakers": self.breakers})
+        let trips: Vec<Value> = self
+            .trips
+            .iter()
+            .map(
+                |t| json!({"breaker": t.breaker, "instance": t.instance, "tripped_at_ms": t.at_ms}),
+            )
+            .collect();
+        json!({"overrides": overrides, "trips": trips, "gateway": self.gateway,
+               "breakers": self.breakers})
     }
 
     fn to_text(&self) -> String {
@@ -186,6 +243,20 @@ impl Report {
                 rfc3339(f.set_at),
                 until,
                 f.reason
+            ));
+        }
+        out.push_str("fleet trips in force (state table):\n");
+        if self.trips.is_empty() {
+            out.push_str("  none\n");
+        }
+        for t in &self.trips {
+            let ago = (self.now_s * 1000 - t.at_ms).max(0) / 1000;
+            out.push_str(&format!(
+                "  {}: tripped by instance {} at {} ({} ago)\n",
+                t.breaker,
+                t.instance,
+                rfc3339(t.at_ms.div_euclid(1000)),
+                left(ago)
             ));
         }
         if let (Some(url), Some(Value::Object(deps))) = (&self.gateway, &self.breakers) {
@@ -215,8 +286,13 @@ fn breaker_line(d: &Value) -> String {
     let empty = Map::new();
     let d = d.as_object().unwrap_or(&empty);
     let num = |k: &str| d.get(k).and_then(Value::as_u64).unwrap_or(0);
+    let fleet = d
+        .get("fleet_trips")
+        .and_then(Value::as_u64)
+        .map(|n| format!(", {n} fleet trip(s) counted"))
+        .unwrap_or_default();
     format!(
-        "{}, {} of {} in flight",
+        "{}, {} of {} in flight{fleet}",
         d.get("breaker")
             .and_then(Value::as_str)
             .unwrap_or("unknown"),
@@ -248,7 +324,39 @@ fn left(seconds: i64) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::left;
+    use super::{Trip, TripItem, in_force, left};
+
+    #[test]
+    fn trips_in_force_are_those_within_the_items_own_open_duration() {
+        let now = 1_800_000_020_000;
+        // Newest trip at now − 5 s, open 15 s: expires_at = now + 10 s.
+        let item = TripItem {
+            instances: [
+                ("a".to_owned(), now - 5_000),
+                ("b".to_owned(), now - 14_000),
+                ("old".to_owned(), now - 16_000),
+            ]
+            .into(),
+            expires_at: Some((now + 10_000) / 1000),
+        };
+        let expired = TripItem {
+            instances: [("x".to_owned(), now - 20_000)].into(),
+            expires_at: Some((now - 5_000) / 1000),
+        };
+        let got = in_force(
+            &[
+                ("core-api".to_owned(), item),
+                ("screening-sim".to_owned(), expired),
+            ],
+            now,
+        );
+        let trip = |instance: &str, at_ms| Trip {
+            breaker: "core-api".to_owned(),
+            instance: instance.to_owned(),
+            at_ms,
+        };
+        assert_eq!(got, [trip("a", now - 5_000), trip("b", now - 14_000)]);
+    }
 
     #[test]
     fn time_left_reads_at_a_glance() {

@@ -162,6 +162,16 @@ impl Breaker {
             (None, State::Open { until }) if Instant::now() >= *until => {
                 self.transition(inner, State::HalfOpen, "open_duration_elapsed");
             }
+            // ## Closed => Open on the quorum's fleet trips (SPEC §8).
+            (None, State::Closed) => {
+                if let Some(fleet) = &self.fleet
+                    && fleet.counted(self.config.open_duration, inner.last_close_ms)
+                        >= fleet.quorum()
+                {
+                    let until = Instant::now() + self.config.open_duration;
+                    self.transition(inner, State::Open { until }, "fleet_trips");
+                }
+            }
             (None, _) => {}
         }
     }
@@ -221,8 +231,18 @@ impl Breaker {
 
     /// Moves to `to`, logging `why`: `failure_rate` (with the window's `calls` and
     /// `failures`), `probe_failed`, `probes_succeeded`, `open_duration_elapsed`,
-    /// `override_set`, `override_cleared`.
+    /// `override_set`, `override_cleared`, `fleet_trips`; counts `breaker_transition` with its
+    /// [`reason`]. An open on own evidence records this instance's fleet trip (one write per
+    /// transition); a close stamps the time fleet trips must be newer than.
     fn transition(&self, inner: &mut Inner, to: State, why: &'static str) {
+        let reason = reason(why);
+        if let Some(fleet) = &self.fleet {
+            match &to {
+                State::Open { .. } if reason == "own" => fleet.record(self.config.open_duration),
+                State::Closed => inner.last_close_ms = Some(fleet.now_ms()),
+                _ => {}
+            }
+        }
         let from = inner.state.public();
         let (calls, failures) = (inner.window.len(), inner.window.failures());
         let to_public = to.public();
@@ -231,12 +251,14 @@ impl Breaker {
         inner.window.reset();
         inner.slots.iter_mut().for_each(|s| *s = Slot::Free);
         self.gauge.set(to_public.gauge());
+        self.count_transition(to_public, reason);
         match to_public {
             BreakerState::Open | BreakerState::ForcedOpen => tracing::warn!(
                 dependency = %self.name,
                 from = from.as_str(),
                 to = to_public.as_str(),
                 why,
+                reason,
                 calls,
                 failures,
                 generation = inner.generation,
@@ -247,12 +269,24 @@ impl Breaker {
                 from = from.as_str(),
                 to = to_public.as_str(),
                 why,
+                reason,
                 calls,
                 failures,
                 generation = inner.generation,
                 "breaker state change"
             ),
         }
+    }
+}
+
+/// The `reason` dimension of `breaker_transition` (SPEC §12): `forced` for an operator's
+/// override set or cleared, `fleet` for the quorum's trips, `own` for this instance's evidence
+/// (failure rate, probes, the open duration passing).
+fn reason(why: &str) -> &'static str {
+    match why {
+        "override_set" | "override_cleared" => "forced",
+        "fleet_trips" => "fleet",
+        _ => "own",
     }
 }
 

@@ -7,7 +7,7 @@ use aws_sdk_dynamodb::types::{KeysAndAttributes, ReturnValue};
 use kosha_contract::dependency::Dependency;
 use kosha_resilience::overrides::ForcedOpen;
 
-use super::OverrideSnapshot;
+use super::Fetched;
 use crate::attr::{self, Item, nv, sv};
 use crate::{StateError, StateTable};
 
@@ -118,9 +118,19 @@ impl StateTable {
     pub async fn read_breakers(
         &self,
     ) -> Result<Vec<(String, Result<BreakerItem, &'static str>)>, StateError> {
+        let keys = Dependency::ALL.map(|d| key(d.as_str())).to_vec();
+        Ok(breakers_in(&self.batch_get(keys).await?))
+    }
+
+    /// One consistent `BatchGetItem` of the items keyed `pks` (at most 100); absent ones are
+    /// left out.
+    ///
+    /// # Errors
+    /// [`StateError::Aws`] when the read fails or leaves keys unprocessed.
+    pub(crate) async fn batch_get(&self, pks: Vec<String>) -> Result<Vec<Item>, StateError> {
         let mut keys = KeysAndAttributes::builder().consistent_read(true);
-        for dep in Dependency::ALL.map(Dependency::as_str) {
-            keys = keys.keys(Item::from([("pk".to_owned(), sv(key(dep)))]));
+        for pk in pks {
+            keys = keys.keys(Item::from([("pk".to_owned(), sv(pk))]));
         }
         let keys = keys
             .build()
@@ -138,19 +148,12 @@ impl StateTable {
                 message: "unprocessed keys".into(),
             });
         }
-        let items = out
-            .responses()
-            .and_then(|r| r.get(self.name()))
-            .map(Vec::as_slice)
-            .unwrap_or_default();
-        let mut found = Vec::new();
-        for dep in Dependency::ALL.map(Dependency::as_str) {
-            let pk = key(dep);
-            if let Some(item) = items.iter().find(|i| attr::s(i, "pk") == Some(pk.as_str())) {
-                found.push((dep.to_owned(), parse(dep, item)));
-            }
-        }
-        Ok(found)
+        let mut out = out;
+        Ok(out
+            .responses
+            .take()
+            .and_then(|mut r| r.remove(self.name()))
+            .unwrap_or_default())
     }
 
     /// Forces `dependency` open fleet-wide: writes `breaker#<dependency>` (replacing any
@@ -218,10 +221,41 @@ impl StateTable {
     }
 }
 
-/// The gateway's read: well-formed items by dependency; malformed ones logged and skipped.
-pub(super) async fn fetch_snapshot(table: &StateTable) -> Result<OverrideSnapshot, StateError> {
-    let mut snapshot = OverrideSnapshot::new();
-    for (dependency, parsed) in table.read_breakers().await? {
+/// The `breaker#<dependency>` items among `items`, in SPEC §8 order, each parsed or with the
+/// reason it is malformed.
+fn breakers_in(items: &[Item]) -> Vec<(String, Result<BreakerItem, &'static str>)> {
+    let mut found = Vec::new();
+    for dep in Dependency::ALL.map(Dependency::as_str) {
+        let pk = key(dep);
+        if let Some(item) = items.iter().find(|i| attr::s(i, "pk") == Some(pk.as_str())) {
+            found.push((dep.to_owned(), parse(dep, item)));
+        }
+    }
+    found
+}
+
+/// The gateway's read, one `BatchGetItem`: the overrides (well-formed items by dependency;
+/// malformed ones logged and skipped) and the `trip#<breaker>` items of `trips` present.
+pub(super) async fn fetch_snapshot(
+    table: &StateTable,
+    trips: &[String],
+) -> Result<Fetched, StateError> {
+    let mut keys: Vec<String> = Dependency::ALL.map(|d| key(d.as_str())).to_vec();
+    keys.extend(trips.iter().map(|b| super::trips::key(b)));
+    let items = table.batch_get(keys).await?;
+    let mut fetched = Fetched::default();
+    for breaker in trips {
+        let pk = super::trips::key(breaker);
+        if let Some(trip) = items
+            .iter()
+            .find(|i| attr::s(i, "pk") == Some(pk.as_str()))
+            .and_then(super::trips::parse)
+        {
+            fetched.trips.insert(breaker.clone(), trip);
+        }
+    }
+    let snapshot = &mut fetched.overrides;
+    for (dependency, parsed) in breakers_in(&items) {
         match parsed {
             Ok(item) => {
                 snapshot.insert(dependency, item.forced);
@@ -231,7 +265,7 @@ pub(super) async fn fetch_snapshot(table: &StateTable) -> Result<OverrideSnapsho
             }
         }
     }
-    Ok(snapshot)
+    Ok(fetched)
 }
 
 #[cfg(test)]

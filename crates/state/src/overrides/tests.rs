@@ -5,23 +5,33 @@ use crate::ManualClock;
 
 /// A fetcher whose answer the test sets; counts reads.
 #[derive(Default)]
-struct Fake {
-    values: Mutex<OverrideSnapshot>,
-    fail: AtomicBool,
-    reads: AtomicUsize,
+pub(super) struct Fake {
+    pub(super) values: Mutex<OverrideSnapshot>,
+    pub(super) trips: Mutex<TripSnapshot>,
+    /// Trips written, in order.
+    pub(super) written: Mutex<Vec<TripWrite>>,
+    pub(super) fail: AtomicBool,
+    pub(super) reads: AtomicUsize,
     /// Extra time each read takes, ms (on top of 10 ms).
-    slow_ms: AtomicU64,
+    pub(super) slow_ms: AtomicU64,
 }
 
 impl OverrideFetcher for Fake {
-    fn fetch(&self) -> BoxFuture<'_, Result<OverrideSnapshot, StateError>> {
+    fn fetch<'a>(&'a self, trips: &'a [String]) -> BoxFuture<'a, Result<Fetched, StateError>> {
         self.reads.fetch_add(1, Ordering::SeqCst);
         let result = if self.fail.load(Ordering::SeqCst) {
             Err(StateError::Timeout {
                 operation: "BatchGetItem",
             })
         } else {
-            Ok(self.values.lock().clone())
+            let all = self.trips.lock();
+            Ok(Fetched {
+                overrides: self.values.lock().clone(),
+                trips: trips
+                    .iter()
+                    .filter_map(|b| Some((b.clone(), all.get(b)?.clone())))
+                    .collect(),
+            })
         };
         let took = Duration::from_millis(10 + self.slow_ms.load(Ordering::SeqCst));
         Box::pin(async move {
@@ -29,9 +39,14 @@ impl OverrideFetcher for Fake {
             result
         })
     }
+
+    fn write_trip<'a>(&'a self, trip: &'a TripWrite) -> BoxFuture<'a, Result<usize, StateError>> {
+        self.written.lock().push(trip.clone());
+        Box::pin(std::future::ready(Ok(1)))
+    }
 }
 
-const NOW_S: i64 = 1_800_000_000;
+pub(super) const NOW_S: i64 = 1_800_000_000;
 
 fn forced(expires_at: Option<i64>) -> ForcedOpen {
     ForcedOpen {
@@ -58,7 +73,7 @@ async fn run_spawned() {
 }
 
 /// Lets spawned refreshes finish (the fake takes 10 ms).
-async fn settle() {
+pub(super) async fn settle() {
     tokio::time::sleep(Duration::from_millis(20)).await;
 }
 
@@ -252,8 +267,11 @@ async fn a_cleared_override_stops_refusing_within_one_interval_and_one_read() {
 async fn a_hung_read_times_out_and_frees_the_refresh_slot() {
     struct Hang(AtomicUsize);
     impl OverrideFetcher for Hang {
-        fn fetch(&self) -> BoxFuture<'_, Result<OverrideSnapshot, StateError>> {
+        fn fetch<'a>(&'a self, _: &'a [String]) -> BoxFuture<'a, Result<Fetched, StateError>> {
             self.0.fetch_add(1, Ordering::SeqCst);
+            Box::pin(std::future::pending())
+        }
+        fn write_trip<'a>(&'a self, _: &'a TripWrite) -> BoxFuture<'a, Result<usize, StateError>> {
             Box::pin(std::future::pending())
         }
     }

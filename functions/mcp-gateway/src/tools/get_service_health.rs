@@ -29,6 +29,10 @@ pub struct DependencyHealth {
     /// The operator's forced-open override, when one is in force.
     #[serde(rename = "override", skip_serializing_if = "Option::is_none")]
     pub forced_open: Option<OverrideInfo>,
+    /// Distinct instances whose trips of this breaker this instance counts now (SPEC §4, §8
+    /// "Fleet trips"); absent when fleet trips are off (`KOSHA_FLEET_TRIP_QUORUM=0`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fleet_trips: Option<u32>,
 }
 
 /// A forced-open override (SPEC §8 `breaker#<dependency>`).
@@ -67,7 +71,7 @@ impl Tool for GetServiceHealth {
         name: "get_service_health",
         title: "Service health",
         description: "Report the gateway's dependencies: circuit-breaker state, in-flight calls, \
-                      capacity and any operator override. Answers from gateway state without \
+                      capacity, any operator override and the fleet trips counted. Answers from gateway state without \
                       calling any dependency.",
         hints: Hints::READ,
         roles: &[Role::Agent, Role::Operator],
@@ -96,6 +100,7 @@ impl Tool for GetServiceHealth {
                         set_at: f.set_at,
                         expires_at: f.expires_at,
                     }),
+                    fleet_trips: h.fleet_trips.map(|n| u32::try_from(n).unwrap_or(u32::MAX)),
                 };
                 (backend.health_name().to_owned(), health)
             })

@@ -74,6 +74,7 @@ pub fn config(core_api_url: &str, max_in_flight: usize) -> GatewayConfig {
         chaos_enabled: false,
         chaos_secret_id: "kosha/chaos-hmac-key".to_owned(),
         screening: mcp_gateway::config::ScreeningConfig::default(),
+        fleet_trip_quorum: 0,
         policies: PerBackend::try_new(|b| {
             PolicyConfig::from_lookup(b.profile(), b.env_prefix(), |_| None)
         })
