@@ -1,11 +1,14 @@
 """The gateway's instructions per tools/call, split by layer (scripts/bench-load --callgrind).
 
-    python3 callgrind_layers.py ANNOTATE.txt WRK.json
+    python3 callgrind_layers.py ANNOTATE.txt WRK.json [CALLGRIND.OUT]
 
 ANNOTATE.txt is `callgrind_annotate --inclusive=yes --threshold=100 --auto=no` of a dump taken
 over the wrk run whose summary is WRK.json (its "requests": the calls). Prints one JSON object:
 {"calls", "total", "layers": {name: instructions per call}}; "the rest" is what no named layer
-holds (hyper, axum, rmcp, tokio, the request span and its log line).
+holds (hyper, axum, rmcp, tokio, the request span and its log line). Given the dump itself
+(CALLGRIND.OUT), the object also holds "dynamodb_requests_per_call": the calls of the AWS SDK's
+SigV4 signer (once per request sent, token-bucket writes and override reads alike) over the
+calls measured, since with token leases most calls send none (issue 29).
 
 Each layer is the inclusive count of its functions (an async fn: its poll): the work done inside it, in the task
 that runs it. Work a layer hands to another task (the connection tasks of the SDK's and
@@ -17,8 +20,10 @@ import re
 import sys
 
 LAYERS = {
-    "token bucket (DynamoDB PutItem, AWS SDK)":
-        ["kosha_state::rate_limit::DynamoRateLimiter::take_turn::{{closure}}"],
+    # The limiter's decision: a call its lease covers is decided locally, the rest write the
+    # bucket (DynamoDB PutItem through the AWS SDK).
+    "token bucket (lease, or DynamoDB PutItem through the AWS SDK)":
+        ["kosha_state::rate_limit::DynamoRateLimiter::decide_cost::{{closure}}"],
     "core-api call (reqwest, resilience policy)":
         ["kosha_resilience::policy::Policy::call_with_faults::{{closure}}"],
     # The verifier itself is inlined into the edge; these two are not.
@@ -28,10 +33,34 @@ LAYERS = {
     "tool-call log line and metrics": ["mcp_gateway::tools::observe::record"],
 }
 
+# Called once per AWS request the SDK sends (through `dyn Sign`, so never inlined).
+SIGNER = "<aws_runtime::auth::sigv4::SigV4Signer as aws_smithy_runtime_api::client::auth::Sign>::sign_http_request"
+
 LINE = re.compile(r"^\s*([\d,]+)\s+(?:\([^)]*\)\s+)?(.*?)(?:\s+\[[^\]]*\])?\s*$")
 
 
-def main(annotate_path, wrk_path):
+def calls_to(out_path, function):
+    """How many times `function` was called in a callgrind dump (its `calls=` lines)."""
+    names = {}  # compressed name ids: "(12)" -> name
+    callee = None
+    total = 0
+    for line in open(out_path, errors="replace"):
+        if line.startswith("cfn="):
+            m = re.match(r"cfn=(\(\d+\))?\s*(.*)$", line.rstrip("\n"))
+            key, name = m.group(1), m.group(2)
+            if key and name:
+                names[key] = name
+            callee = name or names.get(key)
+        elif line.startswith("fn="):
+            m = re.match(r"fn=(\(\d+\))?\s*(.*)$", line.rstrip("\n"))
+            if m.group(1) and m.group(2):
+                names[m.group(1)] = m.group(2)
+        elif line.startswith("calls=") and callee == function:
+            total += int(line[6:].split()[0])
+    return total
+
+
+def main(annotate_path, wrk_path, out_path=None):
     calls = json.load(open(wrk_path))["requests"]
     total = 0
     best = {f: 0 for functions in LAYERS.values() for f in functions}
@@ -53,8 +82,11 @@ def main(annotate_path, wrk_path):
     layers["the rest (hyper, axum, rmcp, tokio, request span)"] = round(total / calls) - sum(
         layers.values()
     )
-    print(json.dumps({"calls": calls, "total": round(total / calls), "layers": layers}))
+    out = {"calls": calls, "total": round(total / calls), "layers": layers}
+    if out_path:
+        out["dynamodb_requests_per_call"] = round(calls_to(out_path, SIGNER) / calls, 4)
+    print(json.dumps(out))
 
 
 if __name__ == "__main__":
-    main(*sys.argv[1:3])
+    main(*sys.argv[1:4])
