@@ -305,9 +305,19 @@ async def outage_once(sim, mode: str, signal: str) -> dict:
     last_wait = max((r.start - t_hang for r in waited if t_hang <= r.start < t_refuse), default=0.0)
     recovery, never_recovered = spread(first_after(recs, t_back, "ok"))
     last_refusal = max((r.start - t_back for r in recs if r.start >= t_back and r.kind != "ok"), default=0.0)
-    # Verdict: after the last call that waited, the fleet refused fast before the hang ended.
-    still_waiting = not any(r.kind == "refused" and t_hang + last_wait < r.start < t_refuse for r in recs)
-    good = not still_waiting and never_recovered == 0
+    # Verdict: every instance refused fast within the hang, and after that no call waited out
+    # an attempt beyond the half-open probes, which test the dependency by design: at most
+    # one per instance per open duration in what is left of the hang.
+    excess = None
+    if fast is not None:
+        t_fast = t_hang + fast
+        probes = math.ceil(max(0.0, t_refuse - t_fast) / sim.open_duration_s())
+        late_by_pid: dict[int, int] = defaultdict(int)
+        for r in waited:
+            if t_fast <= r.start < t_refuse:
+                late_by_pid[r.pid] += 1
+        excess = sum(max(0, k - probes) for k in late_by_pid.values())
+    good = excess == 0 and never_recovered == 0
     # The fleet-trip goal (#27): once the quorum's trips are written, no attempt starts later
     # than 5 s plus one read. Counted as agent calls that waited out a failed attempt, started
     # in [quorum + 5 s + one read, the hang's end), and before the first trip's open duration
@@ -345,9 +355,12 @@ async def outage_once(sim, mode: str, signal: str) -> dict:
         recovery_s=recovery, never_recovered=never_recovered, last_failure_after_back_s=round(last_refusal, 2),
         calls=len(recs), throttled=sum(r.kind == "throttled" for r in router.records),
         verdict="pass" if good else "fail",
-        why="" if good else (f"no fast refusal after the last waited call ({last_wait:.1f} s into a "
-                             f"{t_refuse - t_hang:.1f} s hang), {never_recovered} instance(s) never recovered, "
-                             f"or fleet-trip goal {goal} ({late} waited calls after quorum + 5 s + one read)"),
+        waited_beyond_probes=excess,
+        why="" if good else (f"{excess} waited calls after every instance refused fast beyond one half-open "
+                             f"probe per open duration (none refused fast if None; the last waited call "
+                             f"{last_wait:.1f} s into a {t_refuse - t_hang:.1f} s hang), {never_recovered} "
+                             f"instance(s) never recovered, or fleet-trip goal {goal} ({late} waited calls "
+                             f"after quorum + 5 s + one read)"),
     )
 
 
