@@ -33,6 +33,9 @@ const FETCH_TIMEOUT: Duration = Duration::from_secs(2);
 /// How long a failed fetch is remembered (module docs).
 pub const FAILURE_TTL: Duration = Duration::from_secs(30);
 const MIN_KEY_BYTES: usize = 16;
+/// The shortest wait without an answer that marks the store as failing (1 s; the fetch's own
+/// cap is 2 s): a shorter caller's limit that runs out is not remembered.
+const CONCLUSIVE_WAIT: Duration = Duration::from_secs(1);
 
 /// HMAC key bytes. Cheap to clone; `Debug` shows only the length.
 #[derive(Clone, PartialEq, Eq)]
@@ -223,10 +226,16 @@ impl SecretCache {
             }
             _ => {}
         }
-        let fetched = tokio::time::timeout_at(until, self.fetcher.fetch())
-            .await
-            .map_err(|_| timeout())
-            .and_then(|r| r);
+        let fetched = match tokio::time::timeout_at(until, self.fetcher.fetch()).await {
+            Ok(fetched) => fetched,
+            // A store that gave no answer within the time we gave it is remembered as failing
+            // only when that time was long enough to conclude it ([`CONCLUSIVE_WAIT`]): a fetch
+            // cut short by one caller's nearly spent budget says nothing of the store, and
+            // remembering it turned chaos verification off for every caller for 30 s (found
+            // by the attack pass of 2026-12-03).
+            Err(_) if limit < CONCLUSIVE_WAIT => return Err(timeout()),
+            Err(_) => Err(timeout()),
+        };
         *cached = Some(match &fetched {
             Ok(key) => Cached::Key(Instant::now(), key.clone()),
             Err(_) => Cached::Failed(Instant::now()),
@@ -234,3 +243,6 @@ impl SecretCache {
         fetched
     }
 }
+
+#[cfg(test)]
+mod tests;

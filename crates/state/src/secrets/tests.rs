@@ -60,10 +60,18 @@ async fn a_failure_is_remembered_for_thirty_seconds() {
     assert!(cache.get().await.is_err());
     tokio::time::advance(FAILURE_TTL - Duration::from_millis(1)).await;
     assert!(cache.get().await.is_err());
-    assert_eq!(fake.calls.load(Ordering::SeqCst), 1, "not asked again within 30 s");
+    assert_eq!(
+        fake.calls.load(Ordering::SeqCst),
+        1,
+        "not asked again within 30 s"
+    );
     tokio::time::advance(Duration::from_millis(1)).await;
     assert!(cache.get().await.is_err());
-    assert_eq!(fake.calls.load(Ordering::SeqCst), 2, "asked again after 30 s");
+    assert_eq!(
+        fake.calls.load(Ordering::SeqCst),
+        2,
+        "asked again after 30 s"
+    );
 }
 
 struct Hanging;
@@ -84,10 +92,38 @@ async fn a_fetch_never_waits_past_the_callers_limit() {
         Err(StateError::Timeout { .. })
     ));
     assert_eq!(started.elapsed(), limit);
-    // Remembered: the next caller fails at once.
+    // Cut short by the caller's own 300 ms: not remembered, the next caller asks again.
     let again = Instant::now();
     assert!(cache.get_within(limit).await.is_err());
-    assert_eq!(again.elapsed(), Duration::ZERO);
+    assert_eq!(again.elapsed(), limit);
+    // No answer within the fetch's own 2 s cap: remembered, the next caller fails at once.
+    let full = Instant::now();
+    assert!(cache.get_within(Duration::from_secs(5)).await.is_err());
+    assert_eq!(full.elapsed(), Duration::from_secs(2));
+    let then = Instant::now();
+    assert!(cache.get_within(limit).await.is_err());
+    assert_eq!(then.elapsed(), Duration::ZERO);
+}
+
+/// The attack pass of 2026-12-03: one request with an 8 ms deadline turned chaos verification
+/// off for 30 s, though Secrets Manager was fine.
+#[tokio::test(start_paused = true)]
+async fn a_fetch_cut_short_by_one_caller_does_not_fail_the_next() {
+    struct Slow;
+    impl SecretFetcher for Slow {
+        fn fetch(&self) -> BoxFuture<'_, Result<ChaosKey, StateError>> {
+            Box::pin(async {
+                tokio::time::sleep(Duration::from_millis(100)).await;
+                Ok(ChaosKey(vec![7; 32].into()))
+            })
+        }
+    }
+    let cache = SecretCache::with_fetcher(Arc::new(Slow), "kosha/chaos-hmac-key", CACHE_TTL);
+    assert!(matches!(
+        cache.get_within(Duration::from_millis(8)).await,
+        Err(StateError::Timeout { .. })
+    ));
+    assert!(cache.get_within(Duration::from_millis(500)).await.is_ok());
 }
 
 #[test]
