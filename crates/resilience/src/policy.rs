@@ -254,19 +254,24 @@ impl Policy {
     }
 
     /// The same policy with an adaptive bulkhead limit between `config.floor` and the
-    /// bulkhead's capacity ([`crate::adaptive`]; `config.max` is set to that capacity).
+    /// bulkhead's capacity ([`crate::adaptive`]; `config.max` is set to that capacity),
+    /// published as the `bulkhead_limit` gauge with `dependency` = `name`: one name per
+    /// bulkhead (the gateway's core-api reads and writes are two bulkheads on one dependency;
+    /// under one name the writes' limit overwrote the reads', found by the attack pass of
+    /// 2026-12-03).
     ///
     /// # Errors
     /// [`ConfigError::Invalid`] when `config` does not validate.
     pub fn with_adaptive_concurrency(
         mut self,
+        name: &str,
         config: AdaptiveConfig,
     ) -> Result<Self, ConfigError> {
         let config = AdaptiveConfig {
             max: self.config.bulkhead.capacity,
             ..config
         };
-        let limit = AdaptiveLimit::try_new(self.breaker.name(), config)?;
+        let limit = AdaptiveLimit::try_new(name, config)?;
         self.bulkhead = self.bulkhead.with_adaptive(limit);
         Ok(self)
     }

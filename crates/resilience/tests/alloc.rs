@@ -57,7 +57,7 @@ fn success_path_does_not_allocate() {
     .unwrap()
     .with_hedging(HedgeConfig::DEFAULT)
     .unwrap()
-    .with_adaptive_concurrency(AdaptiveConfig::for_capacity(32))
+    .with_adaptive_concurrency("core-api", AdaptiveConfig::for_capacity(32))
     .unwrap();
     let deadline = Deadline::after(Duration::from_secs(60));
     for policy in [&plain, &full] {

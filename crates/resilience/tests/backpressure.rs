@@ -188,7 +188,7 @@ async fn an_adaptive_limit_sheds_the_excess_at_once_when_latency_triples() {
     let p = Arc::new(
         Policy::try_new(Dependency::CoreApi, c, Arc::new(NoOverrides))
             .unwrap()
-            .with_adaptive_concurrency(AdaptiveConfig::for_capacity(16))
+            .with_adaptive_concurrency("core-api", AdaptiveConfig::for_capacity(16))
             .unwrap(),
     );
     let wave = |latency: Duration, n: usize| {
@@ -234,7 +234,7 @@ async fn an_attempt_timing_out_at_its_cap_lowers_the_adaptive_limit_at_once() {
     c.bulkhead.capacity = 16;
     let p = Policy::try_new(Dependency::CoreApi, c, Arc::new(NoOverrides))
         .unwrap()
-        .with_adaptive_concurrency(AdaptiveConfig::for_capacity(16))
+        .with_adaptive_concurrency("core-api", AdaptiveConfig::for_capacity(16))
         .unwrap();
     // One attempt that hangs past its cap (2 s): a timeout of the dependency's own, with no
     // latency sample worth the name yet; the limit loses a tenth without waiting for them.

@@ -88,6 +88,16 @@ pub const CATALOGUE: &[Metric] = &[
         meaning: "calls holding a bulkhead slot at flush time",
     },
     Metric {
+        name: "bulkhead_limit",
+        kind: Kind::Gauge,
+        unit: Some(Unit::Count),
+        dimensions: &["dependency"],
+        emitted_by: "kosha-resilience `adaptive.rs` (`KOSHA_ADAPTIVE_CONCURRENCY=true` only)",
+        meaning: "the adaptive limit now: calls in flight allowed, per bulkhead; in the gateway \
+                  `dependency` is `core-api` (reads), `core-api-writes` or `screening-sim` \
+                  (SPEC §12)",
+    },
+    Metric {
         name: "bulkhead_rejected",
         kind: Kind::Counter,
         unit: Some(Unit::Count),

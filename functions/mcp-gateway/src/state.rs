@@ -43,7 +43,7 @@ fn build_policy(
     }
     if config.tail.adaptive_concurrency {
         let limit = AdaptiveConfig::for_capacity(settings.bulkhead.capacity);
-        policy = policy.with_adaptive_concurrency(limit)?;
+        policy = policy.with_adaptive_concurrency(backend.health_name(), limit)?;
     }
     Ok(policy)
 }
