@@ -33,9 +33,11 @@ const FETCH_TIMEOUT: Duration = Duration::from_secs(2);
 /// How long a failed fetch is remembered (module docs).
 pub const FAILURE_TTL: Duration = Duration::from_secs(30);
 const MIN_KEY_BYTES: usize = 16;
-/// The shortest wait without an answer that marks the store as failing (1 s; the fetch's own
-/// cap is 2 s): a shorter caller's limit that runs out is not remembered.
-const CONCLUSIVE_WAIT: Duration = Duration::from_secs(1);
+/// The shortest wait without an answer that marks the store as failing (500 ms; the fetch's
+/// own cap is 2 s): a shorter caller's limit that runs out is not remembered. The gateway's
+/// shortest tool budget, `get_service_health`'s 1 s, gives the fetch 700 ms, so a hanging
+/// store is still remembered from it.
+const CONCLUSIVE_WAIT: Duration = Duration::from_millis(500);
 
 /// HMAC key bytes. Cheap to clone; `Debug` shows only the length.
 #[derive(Clone, PartialEq, Eq)]
