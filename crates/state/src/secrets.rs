@@ -34,9 +34,11 @@ const FETCH_TIMEOUT: Duration = Duration::from_secs(2);
 pub const FAILURE_TTL: Duration = Duration::from_secs(30);
 const MIN_KEY_BYTES: usize = 16;
 /// The shortest wait without an answer that marks the store as failing (500 ms; the fetch's
-/// own cap is 2 s): a shorter caller's limit that runs out is not remembered. The gateway's
-/// shortest tool budget, `get_service_health`'s 1 s, gives the fetch 700 ms, so a hanging
-/// store is still remembered from it.
+/// own cap is 2 s): a shorter caller's limit that runs out is not remembered. The gateway
+/// gives the fetch its tool's budget less the tool's minimum (`get_service_health`: 1 s,
+/// `get_transaction`: 2.7 s, capped at 2 s), so a hanging store is remembered from any of
+/// them; core-api gives half the request's remaining time, so a request with under 1 s left
+/// is not taken as proof.
 const CONCLUSIVE_WAIT: Duration = Duration::from_millis(500);
 
 /// HMAC key bytes. Cheap to clone; `Debug` shows only the length.
