@@ -5,7 +5,8 @@
   in-region, default 5 ms) and is counted by operation (`X-Amz-Target`) and item kind (the
   prefix of each key's `pk` before `#`: `rl` bucket, `breaker` override, `trip`, ...). One
   upstream connection per request (the emulator closes after each answer); the client's
-  connection is kept alive, as DynamoDB does. Each fleet trip written (`UpdateItem` on
+  connection is kept alive, as DynamoDB does. Bucket writes are also counted by client id
+  (#28). Each fleet trip written (`UpdateItem` on
   `trip#<breaker>` answered 200) is kept with its time, breaker and instance id (#27).
 - `FaultProxy`: in front of core-api. Modes: `pass` (bytes copied both ways), `hang` (accepts
   and reads, never answers: what a hung dependency looks like), `refuse` (not listening:
@@ -49,6 +50,13 @@ def item_kinds(operation: str, body: bytes) -> list[str]:
     return kinds or ["-"]
 
 
+def bucket_of(body: bytes) -> str:
+    """The client id of a bucket write (`rl#<client_id>`)."""
+    doc = json.loads(body)
+    key = doc.get("Key") or doc.get("Item") or {}
+    return key.get("pk", {}).get("S", "").split("#", 1)[-1]
+
+
 def trip_of(body: bytes) -> tuple[str, str]:
     """(breaker, instance id) of a trip write: `SET instances.#me` or `SET instances = :m`."""
     doc = json.loads(body)
@@ -70,6 +78,8 @@ class DynamoProxy:
         self.override_reads: list[tuple[float, float]] = []
         # (monotonic end, breaker, instance id) of each trip written.
         self.trip_writes: list[tuple[float, str, str]] = []
+        # Bucket writes (`UpdateItem`/`PutItem` on `rl#<client_id>`) by client id (#28).
+        self.bucket_writes: Counter[str] = Counter()
         self.port = 0
         self._server: asyncio.base_events.Server | None = None
 
@@ -99,6 +109,8 @@ class DynamoProxy:
                 kinds = item_kinds(operation, body)
                 for kind in kinds:
                     self.counts[(operation, kind)] += 1
+                if kinds == ["rl"] and operation in ("UpdateItem", "PutItem"):
+                    self.bucket_writes[bucket_of(body)] += 1
                 started = time.monotonic()
                 await asyncio.sleep(self.delay_s)
                 answer = await self._forward(head, body)
