@@ -150,8 +150,13 @@ impl GatewayConfig {
             .map_err(|e| ConfigError::new("authentication settings", e.to_string()))?;
         let state_table = StateTable::name_from_env()
             .map_err(|e| ConfigError::new(kosha_state::STATE_TABLE_ENV, e.to_string()))?;
-        let rate_limit = RateLimitSettings::from_env()
-            .map_err(|e| ConfigError::new("KOSHA_RATE_*/KOSHA_LEASE_*", e.to_string()))?;
+        let rate_limit = RateLimitSettings::from_env().map_err(|e| match e {
+            // The variable's own name and reason, not a second "invalid …" prefix.
+            kosha_state::StateError::InvalidSetting { name, reason } => {
+                ConfigError::new(name, reason)
+            }
+            other => ConfigError::new("KOSHA_RATE_*/KOSHA_LEASE_*", other.to_string()),
+        })?;
         let tool_costs = crate::tools::cost::parse(
             config::var("KOSHA_TOOL_COSTS").as_deref(),
             &crate::tools::catalogue(),
@@ -200,12 +205,17 @@ impl GatewayConfig {
     }
 }
 
+/// The largest `KOSHA_FLEET_TRIP_QUORUM`: Lambda's default concurrency per account and region,
+/// so a quorum above it could never be reached and would silently turn the signal off.
+pub const MAX_FLEET_TRIP_QUORUM: usize = 1000;
+
 /// `KOSHA_FLEET_TRIP_QUORUM` (SPEC §8): unset or blank → 2; `0` → off; `1` refused, since one
 /// instance alone (its own network, its own bug) must never open the fleet; otherwise the
-/// number.
+/// number, at most [`MAX_FLEET_TRIP_QUORUM`].
 ///
 /// # Errors
-/// A reason (never echoing the value) for anything but an unsigned integer other than 1.
+/// A reason (never echoing the value) for anything but 0 or an integer from 2 to
+/// [`MAX_FLEET_TRIP_QUORUM`].
 pub fn parse_fleet_quorum(raw: Option<&str>) -> Result<usize, &'static str> {
     let Some(raw) = raw.map(str::trim).filter(|r| !r.is_empty()) else {
         return Ok(DEFAULT_FLEET_TRIP_QUORUM);
@@ -215,8 +225,12 @@ pub fn parse_fleet_quorum(raw: Option<&str>) -> Result<usize, &'static str> {
             "must not be 1: one instance alone must never open the fleet's breakers; \
              use 0 (fleet trips off) or at least 2",
         ),
+        Ok(n) if n > MAX_FLEET_TRIP_QUORUM => Err(
+            "must be at most 1000 (Lambda's default concurrency): a larger quorum is never \
+             reached; use 0 to turn fleet trips off",
+        ),
         Ok(n) => Ok(n),
-        Err(_) => Err("must be an unsigned integer (0 = off, at least 2)"),
+        Err(_) => Err("must be an unsigned integer (0 = off, 2 to 1000)"),
     }
 }
 
@@ -240,6 +254,9 @@ mod tests {
         assert_eq!(parse(Some("3")), Ok(3));
         let one = parse(Some("1")).unwrap_err();
         assert!(one.contains("one instance alone"), "{one}");
+        assert_eq!(parse(Some("1000")), Ok(1000));
+        let big = parse(Some("1001")).unwrap_err();
+        assert!(big.contains("at most 1000"), "{big}");
         assert!(parse(Some("-1")).is_err());
         assert!(parse(Some("two")).is_err());
     }

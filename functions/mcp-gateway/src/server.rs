@@ -267,8 +267,11 @@ impl McpServer {
         // Mcp-Name) and the edge the envelope, so a refused request spends none (SPEC §3).
         // Beside it, an instance without a recent override read reads one first (SPEC §8).
         let client_id = principal(context).map(|p| p.client_id.as_str());
+        // The budget runs from the call's start (SPEC §4, §7): the limiter's round trip and
+        // the override read below are spent from it.
+        let deadline = known.map(|e| call_deadline(e.spec.budget, lambda_deadline_ms(context)));
         let gateway = &self.gateway;
-        let (decision, ()) = waiting(trace, async {
+        let limit = waiting(trace, async {
             match client_id {
                 Some(id) => {
                     tokio::join!(
@@ -281,9 +284,14 @@ impl McpServer {
                     gateway.overrides.ensure_fresh().await,
                 ),
             }
-        })
-        .await;
-        let Some(entry) = known else {
+        });
+        // A wait that outlasts the budget ends the call. Both futures are cancel-safe: a
+        // client that disconnects drops them as well.
+        let decided = match deadline {
+            Some(d) => tokio::time::timeout_at(d.instant(), limit).await.ok(),
+            None => Some(limit.await),
+        };
+        let (Some(entry), Some(deadline)) = (known, deadline) else {
             let error =
                 McpError::invalid_params(format!("unknown tool: {}", clip(&request.name)), None);
             return (
@@ -294,6 +302,11 @@ impl McpServer {
                 },
             );
         };
+        let Some((decision, ())) = decided else {
+            metrics::counter!("deadline_exceeded", "hop" => "gateway").increment(1);
+            let error = ToolError::DeadlineExceeded { dependency: None };
+            return (tool, Answer::Tool(Err(error)));
+        };
         if let RateDecision::Limited { retry_after_s } = decision {
             // A tool error the model reads, valid against the tool's outputSchema (SPEC §6).
             return (
@@ -301,7 +314,6 @@ impl McpServer {
                 Answer::Tool(Err(ToolError::RateLimited { retry_after_s })),
             );
         }
-        let deadline = call_deadline(entry.spec.budget, lambda_deadline_ms(context));
         let chaos = match (
             principal(context),
             context.extensions.get::<http::request::Parts>(),

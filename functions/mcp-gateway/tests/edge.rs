@@ -7,14 +7,19 @@
 
 mod common;
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use http::StatusCode;
 use kosha_auth::Role;
+use kosha_resilience::overrides::NoOverrides;
+use kosha_resilience::rate_limit::{BoxFuture, RateDecision, RateLimiter};
 use serde_json::json;
 use tower::ServiceExt;
 
-use common::{app, json_body, token, tools_call};
+use common::{
+    agent_call, app, config, gateway_with_limiter, json_body, token, tool_error, tools_call,
+};
 
 #[tokio::test]
 async fn an_empty_bucket_answers_a_rate_limited_tool_error_valid_against_the_output_schema() {
@@ -317,4 +322,52 @@ async fn a_browser_on_an_allowed_origin_gets_its_preflight_and_cors_headers() {
     let resp = app.oneshot(evil).await.unwrap();
     assert_eq!(resp.status(), StatusCode::FORBIDDEN);
     assert!(resp.headers().get("access-control-allow-origin").is_none());
+}
+
+/// Allows every call after `wait` (a bucket write that takes its time).
+struct SlowLimiter {
+    wait: Duration,
+}
+
+impl RateLimiter for SlowLimiter {
+    fn check<'a>(&'a self, _client_id: &'a str, _cost: u32) -> BoxFuture<'a, RateDecision> {
+        Box::pin(async move {
+            tokio::time::sleep(self.wait).await;
+            RateDecision::Allowed
+        })
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_limiters_round_trip_is_spent_from_the_tools_budget() {
+    // get_transaction has 3 s (SPEC §4) and needs 300 ms left to start (SPEC §6): a limiter
+    // answering after 2.8 s leaves 200 ms, so the call is shed before it calls core-api
+    // (here a closed port, which would answer `dependency_unavailable`); one that answers
+    // after 60 s is not waited for past the budget.
+    for (wait_ms, shed) in [(2_800, true), (2_600, false), (60_000, true)] {
+        let limiter = Arc::new(SlowLimiter {
+            wait: Duration::from_millis(wait_ms),
+        });
+        let gateway = gateway_with_limiter(
+            config("http://127.0.0.1:9", 64),
+            Arc::new(NoOverrides),
+            limiter,
+        );
+        let app = mcp_gateway::http::router(Arc::new(gateway));
+        let args = json!({"transaction_id": "txn_000200"});
+        let started = tokio::time::Instant::now();
+        let resp = agent_call(&app, 1, "get_transaction", args).await;
+        let body = json_body(resp).await;
+        let code = tool_error(&body)["code"].as_str().unwrap().to_owned();
+        assert_eq!(
+            code == "deadline_exceeded",
+            shed,
+            "after {wait_ms} ms: {body}"
+        );
+        assert!(
+            started.elapsed() <= Duration::from_secs(3),
+            "{:?}",
+            started.elapsed()
+        );
+    }
 }

@@ -103,18 +103,27 @@ pub fn gateway_with_overrides(
     capacity: f64,
     overrides: Arc<dyn kosha_resilience::overrides::OverrideSource>,
 ) -> Gateway {
+    let limiter = LocalRateLimiter::new(BucketConfig::try_new(capacity, 0.001).unwrap(), now_ms);
+    gateway_with_limiter(config, overrides, Arc::new(limiter))
+}
+
+/// A gateway with `config`, `overrides` and the rate limiter `limiter`.
+pub fn gateway_with_limiter(
+    config: GatewayConfig,
+    overrides: Arc<dyn kosha_resilience::overrides::OverrideSource>,
+    limiter: Arc<dyn kosha_resilience::rate_limit::RateLimiter>,
+) -> Gateway {
     let verifier = Verifier::with_fetcher(
         verifier_config(),
         Arc::new(StaticJwks(keys().jwks_json.clone().into_bytes())),
         CacheTiming::default(),
     );
-    let limiter = LocalRateLimiter::new(BucketConfig::try_new(capacity, 0.001).unwrap(), now_ms);
     Gateway::new(
         config,
         kosha_runtime::tls::http_client().unwrap(),
         verifier,
         overrides,
-        Arc::new(limiter),
+        limiter,
     )
     .unwrap()
 }
