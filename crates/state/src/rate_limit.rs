@@ -17,6 +17,15 @@
 //! conditional on that item's `updated_at` (`attribute_not_exists(pk)` when it has seen none).
 //! No read precedes the write:
 //! - write succeeds → admitted, cache = what was written, lease = what the grant left;
+//! - when the cached item refills to capacity by now, the condition is widened to
+//!   `… OR (tokens >= :full AND updated_at <= :quiet)`: `:full` is capacity −
+//!   `lease_max_tokens` (what a grant from a full bucket leaves) and `:quiet` is now less the
+//!   time the rest takes to refill, so any item meeting it is full by now and the write (the
+//!   full bucket less the grant) is exact whatever another instance wrote before. A client
+//!   within its limits calling through many instances, whose caches go stale on each
+//!   other's writes, then pays one write per lease instead of two (the fleet simulator's
+//!   `latency` among other agents). Only over an item already seen (a cold instance's
+//!   conditional create is not widened);
 //! - `ConditionalCheckFailedException` → the current item comes back on the error
 //!   (`ReturnValuesOnConditionCheckFailure = ALL_OLD`), the cache takes it and the grant is
 //!   recomputed; at most 3 tries, then the call is admitted (SPEC §6) — and its need is
@@ -279,6 +288,20 @@ pub struct DynamoRateLimiter {
     warns: WarnThrottle,
 }
 
+/// A condition that holds only on an item whose bucket has refilled to capacity: stored
+/// `tokens ≥ :full` and `updated_at ≤ :quiet` give `full + (now − quiet) · rate ≥ capacity`
+/// whatever was written in between ([`DynamoRateLimiter::full_guard`]).
+const FULL_CONDITION: &str = "(tokens >= :full AND updated_at <= :quiet)";
+
+/// The values of [`FULL_CONDITION`].
+#[derive(Debug, Clone, Copy)]
+struct FullGuard {
+    /// `:full`, tokens.
+    tokens: f64,
+    /// `:quiet`, epoch ms.
+    updated_at_ms: i64,
+}
+
 /// The result of the fallback charge after lost races.
 enum Charge {
     /// The need taken; the new item.
@@ -453,17 +476,28 @@ impl DynamoRateLimiter {
             .clamp(need, need.max(self.settings.lease_max_tokens));
         for _ in 0..self.settings.max_tries {
             let now = self.now();
-            let (next, granted) = match self.settings.bucket.grant(
-                seen.live_state(now.ms).as_ref(),
-                now.ms,
-                need,
-                want,
-            ) {
-                Take::Denied { retry_after_s } => return RateDecision::Limited { retry_after_s },
-                Take::Granted { next, granted } => (next, granted),
-            };
+            let live = seen.live_state(now.ms);
+            let (next, granted) =
+                match self
+                    .settings
+                    .bucket
+                    .grant(live.as_ref(), now.ms, need, want)
+                {
+                    Take::Denied { retry_after_s } => {
+                        return RateDecision::Limited { retry_after_s };
+                    }
+                    Take::Granted { next, granted } => (next, granted),
+                };
+            // A bucket this view shows full: the write also holds on any item that is
+            // provably full by now, so a cache another instance made stale costs no retry.
+            // Only over a well-formed item seen before (the emulator refuses to compare a
+            // malformed item's attributes where DynamoDB finds the condition false).
+            let bucket = &self.settings.bucket;
+            let full = (matches!(seen.version, Version::At(_))
+                && bucket.refilled(live.as_ref(), now.ms) >= bucket.capacity())
+            .then(|| self.full_guard(now.ms));
             let expires_at_s = bucket_expires_at(next.updated_at_ms);
-            let write = self.write(client_id, &seen, &next, expires_at_s);
+            let write = self.write(client_id, &seen, &next, expires_at_s, full);
             match tokio::time::timeout(self.settings.call_timeout, write).await {
                 Ok(Ok(WriteOutcome::Written)) => {
                     let written = Seen {
@@ -588,12 +622,28 @@ impl DynamoRateLimiter {
         }
     }
 
+    /// The [`FullGuard`] at `now_ms`: stored tokens of at least capacity − `lease_max_tokens`
+    /// (what a grant from a full bucket leaves) and an `updated_at` old enough for the rest to
+    /// have refilled (plus 1 ms against rounding).
+    fn full_guard(&self, now_ms: i64) -> FullGuard {
+        let bucket = &self.settings.bucket;
+        let tokens = (bucket.capacity() - f64::from(self.settings.lease_max_tokens)).max(0.0);
+        let refill_ms = ((bucket.capacity() - tokens) * 1000.0 / bucket.per_sec()).ceil();
+        // A float past i64's range saturates: no item is that old, so the guard never holds.
+        let refill_ms = refill_ms as i64;
+        FullGuard {
+            tokens,
+            updated_at_ms: now_ms.saturating_sub(refill_ms).saturating_sub(1),
+        }
+    }
+
     async fn write(
         &self,
         client_id: &str,
         seen: &Seen,
         next: &BucketState,
         expires_at_s: i64,
+        full: Option<FullGuard>,
     ) -> Result<WriteOutcome, StateError> {
         // Micro-token precision, rounded down: DynamoDB numbers stay short and exact.
         let tokens = (next.tokens * 1e6).floor() / 1e6;
@@ -607,12 +657,25 @@ impl DynamoRateLimiter {
             .item("updated_at", nv(next.updated_at_ms))
             .item("expires_at", nv(expires_at_s))
             .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld);
-        put = match seen.version {
-            Version::Absent => put.condition_expression("attribute_not_exists(pk)"),
-            Version::At(seen_ms) => put
-                .condition_expression("updated_at = :seen")
-                .expression_attribute_values(":seen", nv(seen_ms)),
-            Version::Corrupt => put,
+        let exact = match seen.version {
+            Version::Absent => "attribute_not_exists(pk)",
+            Version::At(seen_ms) => {
+                put = put.expression_attribute_values(":seen", nv(seen_ms));
+                "updated_at = :seen"
+            }
+            Version::Corrupt => "",
+        };
+        put = match (exact, full) {
+            ("", _) => put,
+            (exact, None) => put.condition_expression(exact),
+            (exact, Some(guard)) => put
+                .condition_expression(format!("{exact} OR {FULL_CONDITION}"))
+                // Rounded up: a guard rounded down could hold on a bucket a hair short.
+                .expression_attribute_values(
+                    ":full",
+                    nv(format!("{:.6}", (guard.tokens * 1e6).ceil() / 1e6)),
+                )
+                .expression_attribute_values(":quiet", nv(guard.updated_at_ms)),
         };
         match put.send().await {
             Ok(_) => Ok(WriteOutcome::Written),

@@ -172,6 +172,47 @@ async fn steady_state_costs_one_request_per_admitted_call_and_none_per_denial() 
     assert_eq!(expires, clock_now_s(&clock) + 3600);
 }
 
+#[tokio::test]
+async fn a_stale_cache_of_a_full_bucket_writes_once_and_exactly() {
+    // The emulator evaluates the widened condition (`updated_at = :seen OR (tokens >= :full
+    // AND updated_at <= :quiet)`) as DynamoDB does: after another instance's write 10 s ago
+    // (capacity 20 at 1/s, so full again), a stale cache costs one round trip, and the item
+    // is exactly the full bucket less this call's token.
+    let sdk = sdk_config().await;
+    let table = fresh_table(&sdk).await;
+    let counter = CallCounter::default();
+    let t = StateTable::new(counted_dynamo(&sdk, &counter), table.name()).unwrap();
+    let clock = Arc::new(ManualClock::new(1_800_000_000_000));
+    let limiter = DynamoRateLimiter::new(&t, settings(), clock.clone());
+    let other = DynamoRateLimiter::new(&table, settings(), clock.clone());
+    assert_eq!(limiter.decide("agent-f").await, RateDecision::Allowed);
+    clock.advance_ms(10_000);
+    assert_eq!(other.decide("agent-f").await, RateDecision::Allowed);
+    clock.advance_ms(10_000);
+    let before = counter.get();
+    assert_eq!(limiter.decide("agent-f").await, RateDecision::Allowed);
+    assert_eq!(counter.get() - before, 1, "one write over a stale cache");
+    let stored = item(&table, "agent-f").await;
+    assert_eq!(
+        stored["tokens"].as_n().unwrap().parse::<f64>().unwrap(),
+        19.0
+    );
+    let updated: i64 = stored["updated_at"].as_n().unwrap().parse().unwrap();
+    assert_eq!(updated, 1_800_000_020_000);
+
+    // Not provably full (the other instance wrote 1 s ago): the stale write fails first.
+    clock.advance_ms(1_000);
+    assert_eq!(other.decide("agent-f").await, RateDecision::Allowed);
+    clock.advance_ms(1_000);
+    let before = counter.get();
+    assert_eq!(limiter.decide("agent-f").await, RateDecision::Allowed);
+    assert_eq!(
+        counter.get() - before,
+        2,
+        "a failed condition, then the write"
+    );
+}
+
 fn clock_now_s(clock: &ManualClock) -> i64 {
     use kosha_state::Clock;
     clock.now_s()

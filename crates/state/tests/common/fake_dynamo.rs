@@ -3,7 +3,8 @@
 //! at once). It keeps `rl#*` items and answers the two writes `DynamoRateLimiter` makes with
 //! DynamoDB's semantics:
 //! - `PutItem` conditional on `attribute_not_exists(pk)`, on `updated_at = :seen`, or on
-//!   nothing; a failed condition is `ConditionalCheckFailedException` with the item;
+//!   nothing, each optionally `OR (tokens >= :full AND updated_at <= :quiet)`; a failed
+//!   condition is `ConditionalCheckFailedException` with the item;
 //! - `UpdateItem` `tokens = tokens − :need, updated_at = updated_at + :one` conditional on
 //!   `tokens >= :need`, returning the new item (or the old one on a failed condition).
 //!
@@ -35,7 +36,14 @@ pub struct FakeState {
     pub puts: usize,
     /// `UpdateItem` requests.
     pub updates: usize,
+    /// `PutItem`s that held on the full-bucket condition alone (a stale or no cached item).
+    pub full_writes: usize,
+    /// `PutItem`s whose condition failed.
+    pub failed_puts: usize,
 }
+
+/// The full-bucket half of a widened `PutItem` condition.
+const FULL: &str = "(tokens >= :full AND updated_at <= :quiet)";
 
 /// The stand-in; clones share state.
 #[derive(Debug, Clone, Default)]
@@ -89,7 +97,13 @@ impl FakeBuckets {
             let item = body["Item"].as_object().unwrap().clone();
             let pk = item["pk"]["S"].as_str().unwrap().to_owned();
             let current = s.items.get(&pk).cloned();
-            let holds = match condition {
+            // `EXACT` or `EXACT OR (tokens >= :full AND updated_at <= :quiet)`.
+            let (exact, full) = match condition.split_once(" OR ") {
+                Some((exact, FULL)) => (exact, true),
+                Some((_, other)) => panic!("unexpected condition {other}"),
+                None => (condition, false),
+            };
+            let exact_holds = match exact {
                 "" => true,
                 "attribute_not_exists(pk)" => current.is_none(),
                 "updated_at = :seen" => current
@@ -97,7 +111,17 @@ impl FakeBuckets {
                     .is_some_and(|c| num(c, "updated_at") == num(&values, ":seen")),
                 other => panic!("unexpected condition {other}"),
             };
+            let full_holds = full
+                && current.as_ref().is_some_and(|c| {
+                    num(c, "tokens") >= num(&values, ":full")
+                        && num(c, "updated_at") <= num(&values, ":quiet")
+                });
+            if full_holds && !exact_holds {
+                s.full_writes += 1;
+            }
+            let holds = exact_holds || full_holds;
             if !holds {
+                s.failed_puts += 1;
                 return conditional_failure(current);
             }
             s.items.insert(pk, item);
