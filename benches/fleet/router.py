@@ -242,8 +242,12 @@ class Router:
                 cold = True
         inst.busy = True
         inst.signal(signal.SIGCONT)
+        end = None
         try:
             r = await inst.client.post("/mcp", content=payload, headers=dict(HEADERS, Authorization=f"Bearer {token}"))
+            # The agent has its answer here; the router's own work after it (parsing,
+            # freezing, reading the log) is not the call's latency.
+            end = self.now()
             try:
                 body = r.json()
             except ValueError:
@@ -256,7 +260,7 @@ class Router:
             inst.busy = False
             inst.last_used = self.now()
             self._read_transitions(inst)
-        return self._record(Record(client, inst.slot, inst.pid, start, self.now(), kind, code, cold))
+        return self._record(Record(client, inst.slot, inst.pid, start, end if end is not None else self.now(), kind, code, cold))
 
     def _read_transitions(self, inst: Instance) -> None:
         try:
