@@ -80,6 +80,8 @@ class DynamoProxy:
         self.trip_writes: list[tuple[float, str, str]] = []
         # Bucket writes (`UpdateItem`/`PutItem` on `rl#<client_id>`) by client id (#28).
         self.bucket_writes: Counter[str] = Counter()
+        # Of those, the ones DynamoDB refused (a failed condition: a stale cache or a race).
+        self.bucket_write_failures: Counter[str] = Counter()
         self.port = 0
         self._server: asyncio.base_events.Server | None = None
 
@@ -109,13 +111,16 @@ class DynamoProxy:
                 kinds = item_kinds(operation, body)
                 for kind in kinds:
                     self.counts[(operation, kind)] += 1
-                if kinds == ["rl"] and operation in ("UpdateItem", "PutItem"):
-                    self.bucket_writes[bucket_of(body)] += 1
+                bucket = bucket_of(body) if kinds == ["rl"] and operation in ("UpdateItem", "PutItem") else None
+                if bucket is not None:
+                    self.bucket_writes[bucket] += 1
                 started = time.monotonic()
                 await asyncio.sleep(self.delay_s)
                 answer = await self._forward(head, body)
                 writer.write(answer)
                 await writer.drain()
+                if bucket is not None and not answer.startswith(b"HTTP/1.1 200"):
+                    self.bucket_write_failures[bucket] += 1
                 if operation == "BatchGetItem" and "breaker" in kinds:
                     now = time.monotonic()
                     self.override_reads.append((now, now - started))

@@ -190,7 +190,7 @@ async def latency_once(sim, mode: str, others: int) -> dict:
     me = sim.client_ids[0]
     try:
         async with sim.run("latency", mode) as (router, _), httpx.AsyncClient() as core:
-            before = sim.ddb.bucket_writes[me]
+            before, failed_before = sim.ddb.bucket_writes[me], sim.ddb.bucket_write_failures[me]
             headers = {"X-Kosha-Principal": me}
             await core.get(direct_url, headers=headers)  # core-api's pool and caches warm
 
@@ -210,6 +210,7 @@ async def latency_once(sim, mode: str, others: int) -> dict:
 
             await asyncio.gather(measured(), agents(sim, router, range(1, 1 + others), OTHERS_RATE, sim.rate_seconds))
             mine = sim.ddb.bucket_writes[me] - before
+            failed = sim.ddb.bucket_write_failures[me] - failed_before
     finally:
         sim.rate_capacity, sim.rate_per_s = saved
     calls = [r for r in decided(router.records) if r.client == 0]
@@ -223,7 +224,7 @@ async def latency_once(sim, mode: str, others: int) -> dict:
     return sim.row(
         router, "latency", mode, seconds=sim.rate_seconds, agents=1 + others,
         calls=len(calls), admitted=admitted, bucket_writes_per_admitted=round(per_call, 3),
-        instances_used=len({r.pid for r in calls if r.pid is not None}),
+        failed_bucket_writes=failed, instances_used=len({r.pid for r in calls if r.pid is not None}),
         through_p50_ms=ms(pct(through, 0.5)), through_p99_ms=ms(pct(through, 0.99)),
         direct_p50_ms=ms(pct(direct, 0.5)), direct_p99_ms=ms(pct(direct, 0.99)),
         added_p50_ms=ms(added50), added_p99_ms=ms(added99),
