@@ -494,6 +494,7 @@ impl DynamoRateLimiter {
             // malformed item's attributes where DynamoDB finds the condition false).
             let bucket = &self.settings.bucket;
             let full = (matches!(seen.version, Version::At(_))
+                && seen.state.is_some()
                 && bucket.refilled(live.as_ref(), now.ms) >= bucket.capacity())
             .then(|| self.full_guard(now.ms));
             let expires_at_s = bucket_expires_at(next.updated_at_ms);

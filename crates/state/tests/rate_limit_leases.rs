@@ -314,7 +314,7 @@ async fn a_stale_cache_of_a_bucket_that_is_not_provably_full_retries_on_the_curr
     let s = fake.state.lock();
     assert_eq!(
         s.full_writes, 0,
-        "the guard held on a bucket not provably full"
+        "no item here was provably full when written over"
     );
     assert!(s.failed_puts > 0, "stale caches were never caught");
     drop(s);

@@ -271,7 +271,7 @@ impl McpServer {
         // the override read below are spent from it.
         let deadline = known.map(|e| call_deadline(e.spec.budget, lambda_deadline_ms(context)));
         let gateway = &self.gateway;
-        let limit = waiting(trace, async {
+        let limit = async {
             match client_id {
                 Some(id) => {
                     tokio::join!(
@@ -284,13 +284,18 @@ impl McpServer {
                     gateway.overrides.ensure_fresh().await,
                 ),
             }
-        });
-        // A wait that outlasts the budget ends the call. Both futures are cancel-safe: a
-        // client that disconnects drops them as well.
-        let decided = match deadline {
-            Some(d) => tokio::time::timeout_at(d.instant(), limit).await.ok(),
-            None => Some(limit.await),
         };
+        // A wait that outlasts the budget ends the call (counted as waiting, not as the
+        // gateway's own time). Dropping the limiter mid-write never over-admits: a client that
+        // disconnects drops it too; at worst a lease reserved for this call is lost, or a
+        // write that landed leaves this instance's cached item stale until its next write.
+        let decided = waiting(trace, async {
+            match deadline {
+                Some(d) => tokio::time::timeout_at(d.instant(), limit).await.ok(),
+                None => Some(limit.await),
+            }
+        })
+        .await;
         let (Some(entry), Some(deadline)) = (known, deadline) else {
             let error =
                 McpError::invalid_params(format!("unknown tool: {}", clip(&request.name)), None);
