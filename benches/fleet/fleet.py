@@ -177,6 +177,36 @@ class Sim:
                    **figures, picture=str(png))
         return row
 
+    @contextlib.asynccontextmanager
+    async def forwarding_floor(self):
+        """benches/mcp-floor on a port of its own, forwarding to core-api through the same
+        fault proxy as the gateways: yields an httpx client on it (the `latency` scenario's
+        minimal proxy). Stopped on exit."""
+        binary = self.bin / "mcp-floor"
+        if not binary.exists():
+            raise RuntimeError(f"{binary} is not built: scripts/bench-fleet without --no-build builds it")
+        port = _free_port()
+        proc = await asyncio.create_subprocess_exec(
+            str(binary), "--listen", f"127.0.0.1:{port}", "--core-api-url", f"http://127.0.0.1:{self.core_proxy.port}",
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL, start_new_session=True)
+        client = httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}", timeout=httpx.Timeout(30.0))
+        try:
+            for _ in range(200):
+                try:
+                    if (await client.get("/healthz", timeout=1)).status_code == 200:
+                        break
+                except httpx.HTTPError:
+                    pass
+                await asyncio.sleep(0.05)
+            else:
+                raise RuntimeError("mcp-floor did not answer /healthz in 10 s")
+            yield client
+        finally:
+            await client.aclose()
+            if proc.returncode is None:
+                proc.terminate()
+                await proc.wait()
+
     # ---- operator and measurements ----
     async def ops(self, *argv: str) -> None:
         proc = await asyncio.create_subprocess_exec(

@@ -13,7 +13,7 @@ import time
 from collections import defaultdict
 from typing import Awaitable, Callable
 
-from router import Record, Router
+from router import HEADERS, Record, Router
 
 SCENARIOS: dict[str, Callable[..., Awaitable[list[dict]]]] = {}
 
@@ -186,13 +186,15 @@ async def latency_once(sim, mode: str, others: int) -> dict:
     # Through the fault proxy the gateways call core-api through (in `pass` mode), so its
     # loopback hop, which no AWS deployment has, is in both figures and not in the difference.
     direct_url = f"http://127.0.0.1:{sim.core_proxy.port}/v1/transactions/{txn}"
-    through, direct = [], []
+    through, direct, floor = [], [], []
     me = sim.client_ids[0]
     try:
-        async with sim.run("latency", mode) as (router, _), httpx.AsyncClient() as core:
+        async with (sim.run("latency", mode) as (router, _), httpx.AsyncClient() as core,
+                    sim.forwarding_floor() as fwd):
             before, failed_before = sim.ddb.bucket_writes[me], sim.ddb.bucket_write_failures[me]
             headers = {"X-Kosha-Principal": me}
             await core.get(direct_url, headers=headers)  # core-api's pool and caches warm
+            await fwd.post("/mcp", content=sim.payload(0), headers=HEADERS)
 
             async def measured() -> None:
                 period = 1.0 / LATENCY_RATE
@@ -203,9 +205,13 @@ async def latency_once(sim, mode: str, others: int) -> dict:
                     started = time.monotonic()
                     d = await core.get(direct_url, headers=headers)
                     took = time.monotonic() - started
-                    if r.kind == "ok" and d.status_code == 200 and not r.cold:
+                    started = time.monotonic()
+                    f = await fwd.post("/mcp", content=sim.payload(0), headers=HEADERS)
+                    forwarded = time.monotonic() - started
+                    if r.kind == "ok" and d.status_code == 200 and f.status_code == 200 and not r.cold:
                         through.append(r.latency)
                         direct.append(took)
+                        floor.append(forwarded)
                     nxt = max(nxt + period, router.now())
 
             await asyncio.gather(measured(), agents(sim, router, range(1, 1 + others), OTHERS_RATE, sim.rate_seconds))
@@ -228,6 +234,12 @@ async def latency_once(sim, mode: str, others: int) -> dict:
         through_p50_ms=ms(pct(through, 0.5)), through_p99_ms=ms(pct(through, 0.99)),
         direct_p50_ms=ms(pct(direct, 0.5)), direct_p99_ms=ms(pct(direct, 0.99)),
         added_p50_ms=ms(added50), added_p99_ms=ms(added99),
+        # The minimal proxy's own added latency over the same hop (benches/mcp-floor), and
+        # the gateway's above it: what the gateway adds that a bare forwarder does not.
+        floor_added_p50_ms=ms(pct(floor, 0.5) - pct(direct, 0.5)),
+        floor_added_p99_ms=ms(pct(floor, 0.99) - pct(direct, 0.99)),
+        over_floor_p50_ms=ms(pct(through, 0.5) - pct(floor, 0.5)),
+        over_floor_p99_ms=ms(pct(through, 0.99) - pct(floor, 0.99)),
         verdict="pass" if good else "fail",
         why="" if good else f"{per_call:.3f} writes per call, added p50 {ms(added50)} ms, p99 {ms(added99)} ms",
     )
