@@ -272,19 +272,30 @@ async fn a_cost_above_the_lease_bound_is_taken_in_one_write() {
     assert_eq!(fake.tokens("agent-k"), 13.0);
 }
 
+/// `calls` calls of `client`, `gap_ms` apart, alternating between two instances on one
+/// fake, each asserted admitted; returns the fake.
+async fn alternating(client: &str, calls: usize, gap_ms: u64) -> FakeBuckets {
+    let fake = FakeBuckets::new(Duration::from_millis(5));
+    let clock = Arc::new(ManualClock::new(T0));
+    let (a, b) = (limiter(&fake, &clock), limiter(&fake, &clock));
+    for i in 0..calls {
+        let instance = if i % 2 == 0 { &a } else { &b };
+        assert_eq!(
+            instance.decide(client).await,
+            RateDecision::Allowed,
+            "call {i}"
+        );
+        elapse(&clock, gap_ms).await;
+    }
+    fake
+}
+
 #[tokio::test(start_paused = true)]
 async fn instances_whose_caches_went_stale_pay_one_write_while_the_bucket_is_full() {
     // One client, calls 10 s apart alternating between two instances: each instance's cached
     // item is the other's write ago, but the bucket (20, 1/s) is full at every call, so the
     // widened condition holds and no call pays a failed write first.
-    let fake = FakeBuckets::new(Duration::from_millis(5));
-    let clock = Arc::new(ManualClock::new(T0));
-    let (a, b) = (limiter(&fake, &clock), limiter(&fake, &clock));
-    for i in 0..10 {
-        let instance = if i % 2 == 0 { &a } else { &b };
-        assert_eq!(instance.decide("agent-s").await, RateDecision::Allowed);
-        elapse(&clock, 10_000).await;
-    }
+    let fake = alternating("agent-s", 10, 10_000).await;
     // One write per call, and one more for b's first: a cold instance's conditional create
     // fails on the existing item and writes again on what came back.
     assert_eq!(
@@ -303,14 +314,7 @@ async fn a_stale_cache_of_a_bucket_that_is_not_provably_full_retries_on_the_curr
     // full, but the item the other wrote a second or two ago is not provably full (written
     // within the 5 s the guard asks for), so the widened condition fails and the write
     // retries on the item it returned; all 40 calls fit the bucket (20 + 1/s).
-    let fake = FakeBuckets::new(Duration::from_millis(5));
-    let clock = Arc::new(ManualClock::new(T0));
-    let (a, b) = (limiter(&fake, &clock), limiter(&fake, &clock));
-    for i in 0..40 {
-        let instance = if i % 2 == 0 { &a } else { &b };
-        assert_eq!(instance.decide("agent-t").await, RateDecision::Allowed);
-        elapse(&clock, 1_000).await;
-    }
+    let fake = alternating("agent-t", 40, 1_000).await;
     let s = fake.state.lock();
     assert_eq!(
         s.full_writes, 0,
