@@ -321,6 +321,8 @@ impl Policy {
         let mut outcome = Outcome::Neutral;
         let mut number = 1;
         loop {
+            // Whether a hedge's answer won: its span holds the `ok`, the primary's `cancelled`.
+            let mut hedge_won = false;
             let Some(budget) = self.attempt_budget(deadline, now) else {
                 permit.record(outcome);
                 return Err(self.expired());
@@ -350,7 +352,11 @@ impl Policy {
                             started: now,
                             delay,
                         };
-                        self.hedged(race, call, deadline, &permit, &mut op).await
+                        let (r, won) = self
+                            .hedged(race, &span, call, deadline, &permit, &mut op)
+                            .await;
+                        hedge_won = won;
+                        r
                     }
                     None => {
                         let r = tokio::time::timeout_at(now + budget.timeout, call).await;
@@ -361,7 +367,9 @@ impl Policy {
             };
             let (error, class) = match result {
                 Some(Ok(value)) => {
-                    span::ended(&span, Ok(()));
+                    if !hedge_won {
+                        span::ended(&span, Ok(()));
+                    }
                     permit.record(Outcome::Success);
                     self.budget.deposit();
                     if self.not_before.is_set() {

@@ -7,7 +7,8 @@
 //! - **Fields:** `dependency`, `attempt` (1-based), `breaker` (its state as the attempt
 //!   starts: `closed`, `half_open`; an open breaker admits no attempt), `timeout_ms` (this
 //!   attempt's), `deadline_remaining_ms` (the request's, as it starts), then as it ends
-//!   `outcome` (`ok`, `error` or `timeout`; `error.type` the [`ErrorClass`]: `connect`,
+//!   `outcome` (`ok`, `error`, `timeout`, or `cancelled` for the leg of a hedge race dropped
+//!   when the other answered first; `error.type` the [`ErrorClass`]: `connect`,
 //!   `timeout`, `status` with `http.response.status_code`, `fatal`, `caller`), `retry`
 //!   (`after_<ms>ms` or why not: `not_retryable`, `not_idempotent`, `attempts_exhausted`,
 //!   `deadline_too_close`, `budget_exhausted`) and `fault` (a chaos fault drawn for it:
@@ -67,6 +68,14 @@ pub(crate) fn attempt(
 pub(crate) fn hedge(span: &Span) {
     if !span.is_disabled() {
         span.record("hedge", true);
+    }
+}
+
+/// Records that the attempt was dropped unfinished because the other leg of its hedge race
+/// answered first (`outcome` `cancelled`; [`crate::hedge`]).
+pub(crate) fn cancelled(span: &Span) {
+    if !span.is_disabled() {
+        span.record("outcome", "cancelled");
     }
 }
 

@@ -217,3 +217,43 @@ async fn a_rejected_call_opens_no_attempt() {
     assert!(matches!(r, Err(PolicyError::DeadlineExceeded)));
     assert!(spans.attempts().is_empty());
 }
+
+#[tokio::test(start_paused = true)]
+async fn the_leg_of_a_hedge_race_that_lost_says_cancelled_and_the_winner_ok() {
+    use kosha_resilience::hedge::HedgeConfig;
+    let p = policy().with_hedging(HedgeConfig::DEFAULT).unwrap();
+    let deadline = || Deadline::after(Duration::from_secs(60));
+    // 200 answers of 5 ms: hedges go out after about 5 ms and the budget holds tokens.
+    for _ in 0..200 {
+        let r: Result<(), PolicyError<ErrorClass>> = p
+            .call(&deadline(), Idempotency::Idempotent, |_| async {
+                tokio::time::sleep(Duration::from_millis(5)).await;
+                Ok(())
+            })
+            .await;
+        r.unwrap();
+    }
+    let spans = Spans::default();
+    let _guard = tracing::subscriber::set_default(spans.clone());
+    // The hedge wins (the primary stalls 1 s), then the primary wins (the hedge stalls).
+    for hedge_wins in [true, false] {
+        let r: Result<bool, PolicyError<ErrorClass>> = p
+            .call(&deadline(), Idempotency::Idempotent, |a| async move {
+                let slow = a.hedge != hedge_wins;
+                let ms = if slow { 1_000 } else if a.hedge { 5 } else { 10 };
+                tokio::time::sleep(Duration::from_millis(ms)).await;
+                Ok(a.hedge)
+            })
+            .await;
+        assert_eq!(r.unwrap(), hedge_wins);
+    }
+    let attempts = spans.attempts();
+    assert_eq!(attempts.len(), 4, "{attempts:?}");
+    let outcome = |a: &Fields| (a.get("hedge").cloned(), a["outcome"].clone());
+    let hedge = Some("true".to_owned());
+    // Spans in the order they opened: primary, hedge; primary, hedge.
+    assert_eq!(outcome(&attempts[0]), (None, "cancelled".to_owned()));
+    assert_eq!(outcome(&attempts[1]), (hedge.clone(), "ok".to_owned()));
+    assert_eq!(outcome(&attempts[2]), (None, "ok".to_owned()));
+    assert_eq!(outcome(&attempts[3]), (hedge, "cancelled".to_owned()));
+}

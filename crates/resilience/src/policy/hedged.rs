@@ -9,7 +9,7 @@ use std::pin::{Pin, pin};
 use std::time::Duration;
 
 use tokio::time::{Instant, sleep_until, timeout_at};
-use tracing::Instrument;
+use tracing::{Instrument, Span};
 
 use super::{Attempt, Policy};
 use crate::breaker::{BreakerState, CallPermit};
@@ -33,15 +33,19 @@ pub(super) struct Race<'h> {
 
 impl Policy {
     /// Runs the already polled (pending) `primary` of `race` to its end, hedging it when due;
-    /// `None` when every leg timed out.
+    /// `None` when every leg timed out. The `bool` is whether the hedge's answer won: then
+    /// the hedge's span says `ok` and `primary_span` says `cancelled` (SPEC §12), and the
+    /// caller records nothing more on it; a hedge dropped when the primary answers first says
+    /// `cancelled`.
     pub(super) async fn hedged<T, E, F, Fut, P>(
         &self,
         race: Race<'_>,
+        primary_span: &Span,
         mut primary: Pin<&mut P>,
         deadline: &Deadline,
         permit: &CallPermit<'_>,
         op: &mut F,
-    ) -> Option<Result<T, E>>
+    ) -> (Option<Result<T, E>>, bool)
     where
         F: FnMut(Attempt) -> Fut,
         Fut: Future<Output = Result<T, E>>,
@@ -56,24 +60,31 @@ impl Policy {
         let primary_end = started + attempt.timeout;
         let hedge_at = started + delay;
         if hedge_at >= primary_end {
-            return self.alone(primary, primary_end, started, hedger).await;
+            return (
+                self.alone(primary, primary_end, started, hedger).await,
+                false,
+            );
         }
         tokio::select! {
             biased;
             r = primary.as_mut() => {
                 self.observe(started, Some(hedger));
-                return Some(r);
+                return (Some(r), false);
             }
             () = sleep_until(hedge_at) => {}
         }
         let Some((budget, slot)) = self.hedge_gate(hedger, deadline, permit) else {
-            return self.alone(primary, primary_end, started, hedger).await;
+            return (
+                self.alone(primary, primary_end, started, hedger).await,
+                false,
+            );
         };
         let hedge_started = Instant::now();
         let hedge_end = hedge_started + budget.timeout;
         let remaining = deadline.instant().saturating_duration_since(hedge_started);
         let span = span::attempt(&self.breaker, attempt.number, budget.timeout, remaining);
         span::hedge(&span);
+        let hedge_span = span.clone();
         let call = span
             .in_scope(|| {
                 op(Attempt {
@@ -99,7 +110,10 @@ impl Policy {
                     match r {
                         Ok(Ok(value)) => {
                             hedger.count(HedgeOutcome::Lost);
-                            return Some(Ok(value));
+                            if !hedge_done {
+                                span::cancelled(&hedge_span);
+                            }
+                            return (Some(Ok(value)), false);
                         }
                         Ok(Err(e)) => last_error = Some(e),
                         Err(_) => {}
@@ -111,11 +125,13 @@ impl Policy {
                     match r {
                         Ok(Ok(value)) => {
                             hedger.count(HedgeOutcome::Won);
+                            span::ended(&hedge_span, Ok(()));
                             if !primary_done {
                                 // Cancelled: it had run at least this long (a lower bound).
                                 self.observe(started, Some(hedger));
+                                span::cancelled(primary_span);
                             }
-                            return Some(Ok(value));
+                            return (Some(Ok(value)), true);
                         }
                         Ok(Err(e)) => last_error = Some(e),
                         Err(_) => {}
@@ -124,7 +140,7 @@ impl Policy {
             }
         }
         hedger.count(HedgeOutcome::Lost);
-        last_error.map(Err)
+        (last_error.map(Err), false)
     }
 
     /// The primary alone until `end` (no hedge), its time recorded.
