@@ -240,7 +240,13 @@ async fn the_leg_of_a_hedge_race_that_lost_says_cancelled_and_the_winner_ok() {
         let r: Result<bool, PolicyError<ErrorClass>> = p
             .call(&deadline(), Idempotency::Idempotent, |a| async move {
                 let slow = a.hedge != hedge_wins;
-                let ms = if slow { 1_000 } else if a.hedge { 5 } else { 10 };
+                let ms = if slow {
+                    1_000
+                } else if a.hedge {
+                    5
+                } else {
+                    10
+                };
                 tokio::time::sleep(Duration::from_millis(ms)).await;
                 Ok(a.hedge)
             })
