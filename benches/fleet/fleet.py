@@ -26,7 +26,7 @@ import httpx
 import picture
 import scenarios
 from proxies import DynamoProxy, FaultProxy
-from router import Router
+from router import Router, wait_healthy
 
 
 class Sim:
@@ -78,17 +78,8 @@ class Sim:
                      RUST_LOG="warn"), start_new_session=True)
         log.close()
         async with httpx.AsyncClient() as c:
-            for _ in range(600):
-                try:
-                    if (await c.get(f"http://127.0.0.1:{core_port}/v1/health", timeout=1)).status_code == 200:
-                        break
-                except httpx.HTTPError:
-                    pass
-                if self.core.returncode is not None:
-                    raise RuntimeError(f"core-api exited (log: {self.out / 'core-api.log'})")
-                await asyncio.sleep(0.1)
-            else:
-                raise RuntimeError("core-api did not answer /v1/health in 60 s")
+            await wait_healthy(c, f"http://127.0.0.1:{core_port}/v1/health", self.core,
+                               f"core-api (log: {self.out / 'core-api.log'})")
         self.core_port = core_port
         self.core_proxy = FaultProxy(core_port)
         await self.core_proxy.start()
@@ -191,15 +182,7 @@ class Sim:
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL, start_new_session=True)
         client = httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}", timeout=httpx.Timeout(30.0))
         try:
-            for _ in range(200):
-                try:
-                    if (await client.get("/healthz", timeout=1)).status_code == 200:
-                        break
-                except httpx.HTTPError:
-                    pass
-                await asyncio.sleep(0.05)
-            else:
-                raise RuntimeError("mcp-floor did not answer /healthz in 10 s")
+            await wait_healthy(client, "/healthz", proc, "mcp-floor", seconds=10.0)
             yield client
         finally:
             await client.aclose()

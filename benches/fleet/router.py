@@ -143,19 +143,9 @@ class Router:
         )
         inst = Instance(slot, port, proc, log_path, client, self.now())
         self.processes.append(inst)
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            if proc.returncode is not None:
-                raise RuntimeError(f"mcp-gateway exited while starting (log: {log_path})")
-            try:
-                r = await client.get("/healthz", timeout=1.0)
-                if r.status_code == 200:
-                    self.lifecycle.append((self.now(), slot, proc.pid, "cold_start"))
-                    return inst
-            except httpx.HTTPError:
-                pass
-            await asyncio.sleep(0.02)
-        raise RuntimeError(f"mcp-gateway did not answer /healthz in 60 s (log: {log_path})")
+        await wait_healthy(client, "/healthz", proc, f"mcp-gateway (log: {log_path})")
+        self.lifecycle.append((self.now(), slot, proc.pid, "cold_start"))
+        return inst
 
     async def _kill(self, inst: Instance, why: str) -> None:
         inst.signal(signal.SIGCONT)
@@ -300,6 +290,22 @@ class Router:
         if inst is not None:
             inst.held = False
             self.lifecycle.append((self.now(), slot, inst.pid, "thaw"))
+
+
+async def wait_healthy(client: httpx.AsyncClient, url: str, proc, what: str, seconds: float = 60.0) -> None:
+    """Polls GET `url` with `client` until it answers 200; raises when `proc` (a started
+    process, named `what` in the error) exits first or `seconds` pass."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if proc.returncode is not None:
+            raise RuntimeError(f"{what} exited while starting")
+        try:
+            if (await client.get(url, timeout=1.0)).status_code == 200:
+                return
+        except httpx.HTTPError:
+            pass
+        await asyncio.sleep(0.02)
+    raise RuntimeError(f"{what} did not answer {url} in {seconds:g} s")
 
 
 def _free_port() -> int:

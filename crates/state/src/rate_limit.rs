@@ -659,17 +659,17 @@ impl DynamoRateLimiter {
             .item("expires_at", nv(expires_at_s))
             .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld);
         let exact = match seen.version {
-            Version::Absent => "attribute_not_exists(pk)",
+            Version::Absent => Some("attribute_not_exists(pk)"),
             Version::At(seen_ms) => {
                 put = put.expression_attribute_values(":seen", nv(seen_ms));
-                "updated_at = :seen"
+                Some("updated_at = :seen")
             }
-            Version::Corrupt => "",
+            Version::Corrupt => None,
         };
         put = match (exact, full) {
-            ("", _) => put,
-            (exact, None) => put.condition_expression(exact),
-            (exact, Some(guard)) => put
+            (None, _) => put,
+            (Some(exact), None) => put.condition_expression(exact),
+            (Some(exact), Some(guard)) => put
                 .condition_expression(format!("{exact} OR {FULL_CONDITION}"))
                 // Rounded up: a guard rounded down could hold on a bucket a hair short.
                 .expression_attribute_values(

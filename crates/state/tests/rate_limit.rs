@@ -122,12 +122,14 @@ async fn two_instances_race(settings: RateLimitSettings) {
     assert!(limited.iter().all(|r| *r >= 1));
 }
 
-/// A fresh table, a limiter whose DynamoDB requests `counter` counts, and its clock.
+/// A fresh table, a limiter whose DynamoDB requests `counter` counts, its clock, and
+/// `other`: another instance on the same table and clock, not counted.
 struct Counted {
     table: StateTable,
     counter: CallCounter,
     clock: Arc<ManualClock>,
     limiter: DynamoRateLimiter,
+    other: DynamoRateLimiter,
 }
 
 async fn counted() -> Counted {
@@ -137,21 +139,27 @@ async fn counted() -> Counted {
     let t = StateTable::new(counted_dynamo(&sdk, &counter), table.name()).unwrap();
     let clock = Arc::new(ManualClock::new(1_800_000_000_000));
     let limiter = DynamoRateLimiter::new(&t, settings(), clock.clone());
+    let other = DynamoRateLimiter::new(&table, settings(), clock.clone());
     Counted {
         table,
         counter,
         clock,
         limiter,
+        other,
     }
 }
 
 #[tokio::test]
 async fn steady_state_costs_one_request_per_admitted_call_and_none_per_denial() {
-    let c = counted().await;
-    let (table, counter, clock, limiter) = (&c.table, &c.counter, &c.clock, &c.limiter);
+    let Counted {
+        table,
+        counter,
+        clock,
+        limiter,
+        other,
+    } = counted().await;
 
     // Cold instance, item exists already (written by "another instance").
-    let other = DynamoRateLimiter::new(table, settings(), clock.clone());
     assert_eq!(other.decide("agent-b").await, RateDecision::Allowed);
     assert_eq!(limiter.decide("agent-b").await, RateDecision::Allowed);
     assert_eq!(
@@ -186,9 +194,9 @@ async fn steady_state_costs_one_request_per_admitted_call_and_none_per_denial() 
 
     clock.advance_ms(1_000);
     assert_eq!(limiter.decide("agent-b").await, RateDecision::Allowed);
-    let stored = item(table, "agent-b").await;
+    let stored = item(&table, "agent-b").await;
     let expires: i64 = stored["expires_at"].as_n().unwrap().parse().unwrap();
-    assert_eq!(expires, clock_now_s(clock) + 3600);
+    assert_eq!(expires, clock_now_s(&clock) + 3600);
 }
 
 #[tokio::test]
@@ -197,9 +205,13 @@ async fn a_stale_cache_of_a_full_bucket_writes_once_and_exactly() {
     // AND updated_at <= :quiet)`) as DynamoDB does: after another instance's write 10 s ago
     // (capacity 20 at 1/s, so full again), a stale cache costs one round trip, and the item
     // is exactly the full bucket less this call's token.
-    let c = counted().await;
-    let (table, counter, clock, limiter) = (&c.table, &c.counter, &c.clock, &c.limiter);
-    let other = DynamoRateLimiter::new(table, settings(), clock.clone());
+    let Counted {
+        table,
+        counter,
+        clock,
+        limiter,
+        other,
+    } = counted().await;
     assert_eq!(limiter.decide("agent-f").await, RateDecision::Allowed);
     clock.advance_ms(10_000);
     assert_eq!(other.decide("agent-f").await, RateDecision::Allowed);
@@ -207,7 +219,7 @@ async fn a_stale_cache_of_a_full_bucket_writes_once_and_exactly() {
     let before = counter.get();
     assert_eq!(limiter.decide("agent-f").await, RateDecision::Allowed);
     assert_eq!(counter.get() - before, 1, "one write over a stale cache");
-    let stored = item(table, "agent-f").await;
+    let stored = item(&table, "agent-f").await;
     assert_eq!(
         stored["tokens"].as_n().unwrap().parse::<f64>().unwrap(),
         19.0

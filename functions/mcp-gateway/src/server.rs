@@ -99,6 +99,13 @@ fn live_deadline_ms(deadline_ms: u64, now_ms: u64) -> Option<u64> {
     (deadline_ms.saturating_add(MAX_INVOCATION_MS) >= now_ms).then_some(deadline_ms)
 }
 
+/// The gateway's own `deadline_exceeded` (no dependency to blame), counted in
+/// `deadline_exceeded{hop="gateway"}` (SPEC §12).
+fn out_of_time() -> ToolError {
+    metrics::counter!("deadline_exceeded", "hop" => "gateway").increment(1);
+    ToolError::DeadlineExceeded { dependency: None }
+}
+
 /// `min(now + budget, Lambda deadline − 50 ms)` (SPEC §7), or `now + budget` locally.
 fn call_deadline(budget: std::time::Duration, lambda_deadline_ms: Option<u64>) -> Deadline {
     match lambda_deadline_ms {
@@ -308,9 +315,7 @@ impl McpServer {
             );
         };
         let Some((decision, ())) = decided else {
-            metrics::counter!("deadline_exceeded", "hop" => "gateway").increment(1);
-            let error = ToolError::DeadlineExceeded { dependency: None };
-            return (tool, Answer::Tool(Err(error)));
+            return (tool, Answer::Tool(Err(out_of_time())));
         };
         if let RateDecision::Limited { retry_after_s } = decision {
             // A tool error the model reads, valid against the tool's outputSchema (SPEC §6).
@@ -344,8 +349,7 @@ impl McpServer {
         };
         let result = if call.remaining() < entry.spec.min_budget {
             metrics::counter!("shed", "reason" => "min_budget").increment(1);
-            metrics::counter!("deadline_exceeded", "hop" => "gateway").increment(1);
-            Err(ToolError::DeadlineExceeded { dependency: None })
+            Err(out_of_time())
         } else if let Some(dup) = duplicate_argument(context) {
             Err(dup.refusal())
         } else {
