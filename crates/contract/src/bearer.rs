@@ -58,18 +58,36 @@ pub fn extract(authorization: Option<&str>) -> Extracted<'_> {
     Extracted::Token(token)
 }
 
+/// Which bytes are base64url's (RFC 4648 §5), by byte value: one look-up per byte of a
+/// token of ~1–2 KiB, on every request.
+const BASE64URL: [bool; 256] = {
+    let mut table = [false; 256];
+    let mut b = 0;
+    while b < 256 {
+        let c = b as u8;
+        table[b] = c.is_ascii_alphanumeric() || c == b'-' || c == b'_';
+        b += 1;
+    }
+    table
+};
+
 fn is_compact_jws(token: &str) -> bool {
-    let mut segments = 0;
-    for segment in token.split('.') {
-        segments += 1;
-        let base64url = segment
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_');
-        if segment.is_empty() || !base64url {
+    let mut segments = 1;
+    let mut segment_len = 0;
+    for &b in token.as_bytes() {
+        if b == b'.' {
+            if segment_len == 0 {
+                return false;
+            }
+            segments += 1;
+            segment_len = 0;
+        } else if BASE64URL[usize::from(b)] {
+            segment_len += 1;
+        } else {
             return false;
         }
     }
-    segments == 3
+    segments == 3 && segment_len > 0
 }
 
 #[cfg(test)]
@@ -113,6 +131,30 @@ mod tests {
             extract(Some("Bearer a.b.c d")),
             Extracted::Rejected(Shape::Malformed)
         );
+    }
+
+    #[test]
+    fn every_byte_outside_base64url_is_refused_in_any_segment() {
+        for b in 0..=255u8 {
+            let base64url = b.is_ascii_alphanumeric() || b == b'-' || b == b'_';
+            for at in 0..3 {
+                let mut token = b"ab.cd.ef".to_vec();
+                token[at * 3] = b;
+                let Ok(token) = std::str::from_utf8(&token) else {
+                    continue;
+                };
+                // A '.' there makes a fourth or an empty segment: refused too.
+                assert_eq!(
+                    is_compact_jws(token),
+                    base64url,
+                    "byte {b:#04x} in segment {at}"
+                );
+            }
+        }
+        assert!(is_compact_jws("a.b.c"));
+        for bad in ["", ".", "..", "a.b.", ".b.c", "a..c", "a.b.c.", "abc"] {
+            assert!(!is_compact_jws(bad), "{bad:?}");
+        }
     }
 
     #[test]
