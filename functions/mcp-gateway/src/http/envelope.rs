@@ -3,7 +3,8 @@
 //!
 //! - **One parse:** the body is read once, by [`kosha_contract::json::parse`], within
 //!   [`Limits::REQUEST`] (depth 32, 256 keys per object, 10,000 values); the checks below and
-//!   rmcp's typed check read that one value. A message over a bound is −32600 with id `null`
+//!   rmcp's typed check read that one value (a plain `tools/call` skips the typed check,
+//!   `plain_tools_call`). A message over a bound is −32600 with id `null`
 //!   and a message naming the bound, at the cost of one scan (no map of 90,000 keys is built).
 //! - **What it checks:** the body is JSON (else −32700 Parse error); it is one object, not a
 //!   batch; `jsonrpc` is `"2.0"`; `id`, when present, is a string or an integer (MCP forbids a
@@ -125,11 +126,15 @@ pub fn check(body: &[u8], revision: Option<&str>) -> Result<Envelope, EdgeError>
         let why = format!("protocol version is not a revision: {}", clip(version));
         return Err(invalid(reply_id(envelope.id.as_ref()), why));
     }
-    let parsed = ClientJsonRpcMessage::deserialize(&value);
+    // `None`: a plain `tools/call`, which rmcp's typed parse is sure to take as one.
+    let parsed = match envelope.id.is_some() && plain_tools_call(message) {
+        true => None,
+        false => Some(ClientJsonRpcMessage::deserialize(&value)),
+    };
     let Some(method) = &envelope.method else {
         return match parsed {
-            Ok(_) => Ok(envelope),
-            Err(_) => Err(invalid(Value::Null, "not a valid JSON-RPC response")),
+            Some(Ok(_)) => Ok(envelope),
+            _ => Err(invalid(Value::Null, "not a valid JSON-RPC response")),
         };
     };
     let id = envelope.id.clone().unwrap_or(Value::Null);
@@ -154,14 +159,15 @@ pub fn check(body: &[u8], revision: Option<&str>) -> Result<Envelope, EdgeError>
     // rmcp files a known method whose params do not fit its type under its catch-all
     // (`CustomRequest`), and would answer −32601 as if the method were unknown.
     let fits = match &parsed {
-        Ok(ClientJsonRpcMessage::Request(r)) => {
+        None => true,
+        Some(Ok(ClientJsonRpcMessage::Request(r))) => {
             !matches!(r.request, ClientRequest::CustomRequest(_))
         }
-        Ok(ClientJsonRpcMessage::Notification(n)) => {
+        Some(Ok(ClientJsonRpcMessage::Notification(n))) => {
             !matches!(n.notification, ClientNotification::CustomNotification(_))
         }
-        Ok(_) => true,
-        Err(_) => false,
+        Some(Ok(_)) => true,
+        Some(Err(_)) => false,
     };
     let known: &[&str] = if envelope.id.is_some() {
         &KNOWN_REQUESTS
@@ -175,7 +181,7 @@ pub fn check(body: &[u8], revision: Option<&str>) -> Result<Envelope, EdgeError>
             message: why.to_owned(),
         });
     }
-    if parsed.is_err() {
+    if matches!(parsed, Some(Err(_))) {
         // An unknown method with params rmcp cannot hold (an array): unknown comes first.
         let why = format!("method not found: {}", clip(method));
         return Err(EdgeError::MethodNotFound {
@@ -361,6 +367,31 @@ fn check_envelope(message: &Map<String, Value>) -> Result<Envelope, EdgeError> {
 }
 
 /// `tools/call` params: an object with a string `name` and, when present, object `arguments`.
+/// Whether `message` is a `tools/call` request that rmcp's typed parse is sure to take as a
+/// `CallToolRequest`, read off the parsed value, so that parse is not paid twice per call
+/// (rmcp parses the body again; its parse of an untagged request enum cost ~30,000
+/// instructions here, issue 29). It holds only `jsonrpc`, `id`, `method` and `params`. Its
+/// `params` has a string `name`. `arguments` and `_meta` are absent, null or objects,
+/// `requestState` is absent, null or a string, and there is no `inputResponses`. Any other
+/// key of `params` is ignored by rmcp 3.11's `CallToolRequestParams`. Anything else takes
+/// the typed parse; a test holds this against rmcp's own verdicts.
+fn plain_tools_call(message: &Map<String, Value>) -> bool {
+    let Some(Value::Object(params)) = message.get("params") else {
+        return false;
+    };
+    message.get("method").and_then(Value::as_str) == Some("tools/call")
+        && message
+            .keys()
+            .all(|k| matches!(k.as_str(), "jsonrpc" | "id" | "method" | "params"))
+        && params.get("name").is_some_and(Value::is_string)
+        && params.iter().all(|(key, v)| match key.as_str() {
+            "arguments" | "_meta" => v.is_null() || v.is_object(),
+            "requestState" => v.is_null() || v.is_string(),
+            "inputResponses" => false,
+            _ => true,
+        })
+}
+
 fn check_tools_call_params(params: Option<&Value>) -> Result<(), &'static str> {
     let Some(Value::Object(params)) = params else {
         return Err("tools/call params must be an object");
@@ -381,6 +412,58 @@ mod tests {
 
     use crate::jsonrpc as rpc;
     use axum::http::StatusCode;
+
+    #[test]
+    fn a_plain_tools_call_is_one_rmcps_typed_parse_takes_as_a_tool_call() {
+        let shapes = [
+            json!({"name": "get_transaction"}),
+            json!({"name": "get_transaction", "arguments": {"transaction_id": "txn_000001"}}),
+            json!({"name": "x", "arguments": null, "_meta": null, "requestState": null}),
+            json!({"name": "x", "_meta": {"progressToken": 3, "io.modelcontextprotocol/protocolVersion": "2026-07-28"}}),
+            json!({"name": "x", "requestState": "opaque", "extra": [1, 2]}),
+            json!({"name": "x", "arguments": [1]}),
+            json!({"name": "x", "_meta": "text"}),
+            json!({"name": "x", "_meta": {"progressToken": {"not": "a token"}}}),
+            json!({"name": "x", "requestState": 5}),
+            json!({"name": "x", "inputResponses": {"a": 1}}),
+            json!({"name": 5}),
+            json!({"arguments": {}}),
+            json!([]),
+        ];
+        let mut plain = 0;
+        for params in shapes {
+            for extra in [
+                None,
+                Some(("result", json!({}))),
+                Some(("error", json!({}))),
+            ] {
+                let mut message =
+                    json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params});
+                if let Some((k, v)) = &extra {
+                    message[*k] = v.clone();
+                }
+                let Value::Object(m) = &message else {
+                    unreachable!()
+                };
+                if !plain_tools_call(m) {
+                    continue;
+                }
+                plain += 1;
+                let typed = ClientJsonRpcMessage::deserialize(&message);
+                assert!(
+                    matches!(
+                        &typed,
+                        Ok(ClientJsonRpcMessage::Request(r)) if matches!(r.request, ClientRequest::CallToolRequest(_))
+                    ),
+                    "{message}: {typed:?}"
+                );
+            }
+        }
+        assert_eq!(
+            plain, 6,
+            "the six plain shapes, each without result or error"
+        );
+    }
 
     /// What a refusal answers.
     struct Rejection {
