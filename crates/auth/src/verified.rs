@@ -7,7 +7,7 @@
 //!   caller without the key cannot aim a token at another's entry, and two of
 //!   [`MAX_ENTRIES`] tokens share a key by chance with odds below 2⁻¹⁰⁰. It costs about a
 //!   tenth of the SHA-256 it replaces (28,738 instructions per ~800-byte token under
-//!   callgrind, issue 29).
+//!   callgrind, issue 29). Without randomness from the OS the cache stays off.
 //! - **Lifetime:** until the token's `exp` plus the leeway: the instant verification itself
 //!   would start refusing it.
 //! - **The key still counts:** an entry keeps the `kid` the token was signed with, and
@@ -33,10 +33,10 @@ use crate::principal::Principal;
 pub const MAX_ENTRIES: usize = 10_000;
 
 /// Tokens already verified, with their principals. Share one per verifier.
-#[derive(Debug)]
 pub struct VerifiedTokens {
-    /// The SipHash key, 128 random bits.
-    key: [u8; 16],
+    /// The SipHash key, 128 random bits; `None` when the OS gave no randomness, and then
+    /// nothing is remembered (every call pays a verification).
+    key: Option<[u8; 16]>,
     entries: Mutex<HashMap<u128, Entry>>,
 }
 
@@ -44,13 +44,26 @@ impl Default for VerifiedTokens {
     /// An empty cache with a fresh random key.
     fn default() -> Self {
         let mut key = [0; 16];
-        // The OS random source fails only when there is none. The all-zero key left then is
-        // an unkeyed 128-bit hash: aiming a token at an entry still needs that entry's token.
-        let _ = aws_lc_rs::rand::fill(&mut key);
+        let key = match aws_lc_rs::rand::fill(&mut key) {
+            Ok(()) => Some(key),
+            Err(_) => {
+                tracing::warn!("no randomness for the verified-token cache: it stays off");
+                None
+            }
+        };
         Self {
             key,
             entries: Mutex::default(),
         }
+    }
+}
+
+impl std::fmt::Debug for VerifiedTokens {
+    /// The number of entries; never the key.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("VerifiedTokens")
+            .field("entries", &self.entries.lock().len())
+            .finish_non_exhaustive()
     }
 }
 
@@ -71,16 +84,16 @@ struct Entry {
 }
 
 impl VerifiedTokens {
-    fn key(&self, token: &str) -> u128 {
-        let mut hasher = SipHasher24::new_with_key(&self.key);
+    fn key(&self, token: &str) -> Option<u128> {
+        let mut hasher = SipHasher24::new_with_key(self.key.as_ref()?);
         hasher.write(token.as_bytes());
-        hasher.finish128().as_u128()
+        Some(hasher.finish128().as_u128())
     }
 
     /// What `token` was verified as, when it is still remembered at `now_s` (seconds since
     /// the Unix epoch). The caller still checks the key ([`Verified::kid`]).
     pub fn get(&self, token: &str, now_s: u64) -> Option<Verified> {
-        let key = self.key(token);
+        let key = self.key(token)?;
         let mut entries = self.entries.lock();
         match entries.get(&key) {
             Some(e) if now_s < e.until_s => Some(e.verified.clone()),
@@ -95,9 +108,9 @@ impl VerifiedTokens {
     /// Remembers `token`, verified at `now_s`, until its `exp + leeway_s`.
     pub fn insert(&self, token: &str, verified: Verified, leeway_s: u64, now_s: u64) {
         let until_s = verified.principal.expires_at.saturating_add(leeway_s);
-        if until_s <= now_s {
+        let Some(key) = self.key(token).filter(|_| now_s < until_s) else {
             return;
-        }
+        };
         let mut entries = self.entries.lock();
         if entries.len() >= MAX_ENTRIES {
             entries.retain(|_, e| now_s < e.until_s);
@@ -105,7 +118,7 @@ impl VerifiedTokens {
                 entries.clear();
             }
         }
-        entries.insert(self.key(token), Entry { verified, until_s });
+        entries.insert(key, Entry { verified, until_s });
     }
 
     /// How many tokens are remembered (expired ones included until looked up or dropped).
@@ -155,6 +168,24 @@ mod tests {
         cache.insert("old", verified(NOW - 61), 60, NOW);
         assert!(cache.get("old", NOW).is_none());
         assert_eq!(cache.len(), 1);
+    }
+
+    #[test]
+    fn without_a_key_nothing_is_remembered_and_debug_never_shows_the_key() {
+        let off = VerifiedTokens {
+            key: None,
+            entries: Mutex::default(),
+        };
+        off.insert("tok", verified(NOW + 100), 60, NOW);
+        assert!(off.get("tok", NOW).is_none());
+        assert_eq!(off.len(), 0);
+        let on = VerifiedTokens::default();
+        on.insert("tok", verified(NOW + 100), 60, NOW);
+        assert_eq!(
+            format!("{on:?}"),
+            "VerifiedTokens { entries: 1, .. }",
+            "the key is a secret"
+        );
     }
 
     #[test]

@@ -7,8 +7,9 @@
 //!   later walk over it; and (2) finds duplicate object keys (RFC 8259 §4: names SHOULD be
 //!   unique; `Value` would silently keep the last), compared decoded (`"i\u0064"` is `"id"`),
 //!   in the objects the caller asks about ([`Watch`]).
-//! - **Returns:** the value and the first duplicate in a watched object, in document order
-//!   ([`Parsed`]), or a [`Fault`]: `Syntax` (not JSON up to where it was read; serde_json's
+//! - **Returns:** the value and one duplicate in a watched object: the first in document
+//!   order among those in the shallowest object that has one ([`Parsed`]; a duplicate the
+//!   caller would refuse is not hidden behind an earlier one it would let pass), or a [`Fault`]: `Syntax` (not JSON up to where it was read; serde_json's
 //!   message, which names a position and never input text), `Limit` (JSON up to the value
 //!   that broke a bound: the parse stops there and the rest of the body is never read, so a
 //!   refused body costs what its first 10,000 values cost, not what its megabyte does: a
@@ -136,7 +137,8 @@ pub fn watch_jsonrpc(path: &[Step]) -> bool {
 pub struct Parsed {
     /// The document.
     pub value: Value,
-    /// The first duplicate key in a watched object, in document order.
+    /// A duplicate key in a watched object: of the shallowest such object, the first in
+    /// document order.
     pub duplicate: Option<Duplicate>,
 }
 
@@ -306,7 +308,8 @@ impl<'de> Visitor<'de> for Node<'_> {
             let value = value?;
             if object.contains_key(&key) {
                 let mut found = state.duplicate.borrow_mut();
-                if watched && found.is_none() {
+                let depth = state.path.borrow().len();
+                if watched && found.as_ref().is_none_or(|f| depth < f.path.len()) {
                     *found = Some(Duplicate {
                         path: state.path.borrow().clone(),
                         key: key.clone(),
@@ -354,12 +357,19 @@ mod tests {
     }
 
     #[test]
-    fn finds_the_first_duplicate_in_a_watched_object_decoded() {
+    fn finds_the_first_duplicate_of_the_shallowest_watched_object_decoded() {
         let d = dup(r#"{"jsonrpc":"2.0","id":1,"i\u0064":2,"method":"ping"}"#).expect("dup");
         assert_eq!((d.path.as_slice(), d.key.as_str()), (&[][..], "id"));
-        let d = dup(r#"{"params":{"arguments":{"q":"x","q":"y"}},"id":1,"id":2}"#).expect("dup");
+        let d = dup(r#"{"params":{"arguments":{"q":"x","q":"y"}}}"#).expect("dup");
         assert!(d.is_under(&["params", "arguments"]));
         assert_eq!(d.key, "q");
+        // An earlier duplicate deeper down does not hide one in the message or its params.
+        let d = dup(r#"{"params":{"arguments":{"q":"x","q":"y"}},"id":1,"id":2}"#).expect("dup");
+        assert_eq!((d.path.as_slice(), d.key.as_str()), (&[][..], "id"));
+        let d = dup(r#"{"params":{"arguments":{"a":1,"a":2},"name":"x","name":"y","z":0,"z":1}}"#)
+            .expect("dup");
+        assert_eq!(d.path, vec![Step::Key("params".into())]);
+        assert_eq!(d.key, "name");
         // Deeper objects and objects inside arrays are not watched here.
         assert_eq!(dup(r#"{"params":{"arguments":{"f":{"a":1,"a":2}}}}"#), None);
         assert_eq!(dup(r#"[{"a":1,"a":2}]"#), None);

@@ -665,6 +665,22 @@ mod tests {
     }
 
     #[test]
+    fn a_duplicate_argument_does_not_hide_a_duplicate_in_params_or_the_message() {
+        let body = r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"arguments":{"a":1,"a":2},"name":"x","name":"x"}}"#;
+        let r = rejected(body);
+        assert_eq!((r.code, r.id), (rpc::INVALID_REQUEST, json!(3)));
+        assert_eq!(r.message, "duplicate key in params: name");
+        let body = r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"x","arguments":{"a":1,"a":2}},"method":"tools/call"}"#;
+        assert_eq!(
+            rejected(body).message,
+            "duplicate key in the message: method"
+        );
+        let alone = br#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"x","arguments":{"a":1,"a":2}}}"#;
+        let passed = check(alone, None).expect("a duplicate argument is the tool's to refuse");
+        assert_eq!(passed.duplicate_argument.as_deref(), Some("a"));
+    }
+
+    #[test]
     fn a_known_method_with_misshapen_params_is_invalid_params() {
         for body in [
             r#"{"jsonrpc":"2.0","id":9,"method":"tools/call","params":[1,2]}"#,
