@@ -43,8 +43,11 @@ pub struct VerifiedTokens {
 impl Default for VerifiedTokens {
     /// An empty cache with a fresh random key.
     fn default() -> Self {
+        use rand::TryRngCore as _;
         let mut key = [0; 16];
-        let key = match aws_lc_rs::rand::fill(&mut key) {
+        // The OS source, not aws-lc's: its first use seeds aws-lc's generator, which took
+        // ~60 ms of CPU, and this runs in the Lambda init.
+        let key = match rand::rngs::OsRng.try_fill_bytes(&mut key) {
             Ok(()) => Some(key),
             Err(_) => {
                 tracing::warn!("no randomness for the verified-token cache: it stays off");
