@@ -12,6 +12,25 @@
 //! [`RateLimitSettings::lease`] on the wall clock (and tokio's, whichever ends first); a lease
 //! is never handed back, and one found expired (an instance thawed late) is dropped.
 //!
+//! **Renewed ahead.** A client whose recent demand over one lease duration exceeds
+//! `lease_max_tokens` spends its leases before they end, and each lease's last call would
+//! wait for the next write. So a call admitted from the lease that leaves it holding
+//! between 1 and a quarter of `lease_max_tokens` tokens (at least 1), for such a client,
+//! starts one write in the background, in the client's turn, that grants what the demand
+//! asks for beyond the tokens held (1 to `lease_max_tokens`). No call waits for it: the
+//! lease is topped up before it runs out (the fleet simulator's `latency` scenario,
+//! docs/benchmarks.md). The renewed lease ends one lease duration after the write was
+//! sent and keeps what the old one held (at most that quarter of the bound, whose end
+//! moves by at most one lease duration). A client whose leases last their duration (g
+//! below the bound, a rare caller's g = its cost) renews as before, when a call finds the
+//! lease empty or ended: renewing ahead there would cost more writes per call (at one call
+//! a second with the defaults, a renewal with one token left takes 4 where the write of an
+//! empty lease takes 5). A renewal refused by the cache, losing its compare-and-set (the
+//! item it returns is cached) or failing changes no decision, and the call that finds the
+//! lease empty takes a turn of its own. In Lambda a renewal still in flight when the
+//! instance is frozen ends after the thaw; one answered after its lease's end leaves tokens
+//! debited and never spent (under-admission, as any lease's leftovers).
+//!
 //! **The write.** The limiter keeps, per client, the last item it saw (its own last write, or
 //! the item DynamoDB returned on a failed condition) and writes the next state with `PutItem`
 //! conditional on that item's `updated_at` (`attribute_not_exists(pk)` when it has seen none).
@@ -157,6 +176,15 @@ impl Seen {
         }
     }
 
+    /// The item this limiter just wrote as `state`.
+    fn written(state: BucketState) -> Self {
+        Self {
+            version: Version::At(state.updated_at_ms),
+            state: Some(state),
+            expires_at_s: Some(bucket_expires_at(state.updated_at_ms)),
+        }
+    }
+
     fn from_item(item: &Item) -> Self {
         let Some(updated_at_ms) = attr::n_i64(item, "updated_at") else {
             tracing::warn!(
@@ -186,8 +214,8 @@ impl Seen {
 /// One client's turn lock and what its turns learned.
 #[derive(Default)]
 struct Slot {
-    /// Held for a whole take: one client's calls take turns.
-    turn: tokio::sync::Mutex<()>,
+    /// Held for a whole take, or a renewal: one client's writes take turns.
+    turn: Arc<tokio::sync::Mutex<()>>,
     /// Tokens the calls waiting for the turn need ([`Queued`]): the turn's write leases them
     /// too, so a burst is put through in one write rather than one write per call.
     queued: AtomicU32,
@@ -275,17 +303,29 @@ impl Slot {
         learned.lease = Lease::new(rest, now.ms, now.instant, s.lease);
         learned.demand.record(cost, now.ms, s.lease);
     }
+
+    /// Records a renewal sent at `sent` that took `granted` tokens, answered at `now`: the
+    /// lease holds them and what it still held, and ends one lease duration after `sent`.
+    fn renewed(&self, seen: Seen, granted: u32, sent: Now, now: Now, s: &RateLimitSettings) {
+        let mut learned = self.learned.lock();
+        learned.seen = Some(seen);
+        learned.store_failing = false;
+        let left = lease::left(learned.lease.as_ref(), now.ms, now.instant);
+        learned.lease = Lease::new(left.saturating_add(granted), sent.ms, sent.instant, s.lease);
+    }
 }
 
 /// The token bucket in the state table. Share one per process (`Arc`); it implements
-/// [`RateLimiter`] so the gateway can hold an `Arc<dyn RateLimiter>`.
+/// [`RateLimiter`] so the gateway can hold an `Arc<dyn RateLimiter>`. A clone shares
+/// everything (the background renewal holds one).
+#[derive(Clone)]
 pub struct DynamoRateLimiter {
     /// The table through a single-attempt client (built on first use).
     table: StateTable,
     settings: RateLimitSettings,
     clock: Arc<dyn Clock>,
-    slots: Mutex<HashMap<String, Arc<Slot>>>,
-    warns: WarnThrottle,
+    slots: Arc<Mutex<HashMap<String, Arc<Slot>>>>,
+    warns: Arc<WarnThrottle>,
 }
 
 /// A condition that holds only on an item whose bucket has refilled to capacity: stored
@@ -315,6 +355,31 @@ enum WriteOutcome {
     Conflict(Option<Item>),
 }
 
+/// A bucket write that got no answer: an error, or none within the call timeout.
+enum WriteFailure {
+    Error(StateError),
+    Timeout,
+}
+
+impl WriteFailure {
+    /// The `reason` of the fail-open WARN.
+    fn reason(&self) -> &'static str {
+        match self {
+            Self::Error(_) => "write_error",
+            Self::Timeout => "write_timeout",
+        }
+    }
+}
+
+impl std::fmt::Display for WriteFailure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Error(err) => err.fmt(f),
+            Self::Timeout => f.write_str("timeout"),
+        }
+    }
+}
+
 impl DynamoRateLimiter {
     /// A limiter on `table` with SDK retries turned off (one attempt per call,
     /// [`StateTable::single_attempt`]): the table's own client when it already makes one
@@ -324,8 +389,8 @@ impl DynamoRateLimiter {
             table: table.single_attempt(),
             settings,
             clock,
-            slots: Mutex::new(HashMap::new()),
-            warns: WarnThrottle::default(),
+            slots: Arc::new(Mutex::new(HashMap::new())),
+            warns: Arc::new(WarnThrottle::default()),
         }
     }
 
@@ -408,6 +473,9 @@ impl DynamoRateLimiter {
     async fn take(&self, client_id: &str, cost: u32) -> RateDecision {
         let slot = self.slot(client_id);
         if let Some(decided) = self.decided_locally(&slot, cost) {
+            if decided == RateDecision::Allowed {
+                self.renew_ahead(client_id, &slot);
+            }
             return decided;
         }
         let turn_wait = self.settings.call_timeout.saturating_mul(2);
@@ -422,6 +490,82 @@ impl DynamoRateLimiter {
             return decided;
         }
         self.take_turn(client_id, &slot, cost).await
+    }
+
+    /// Tokens left in a lease at or under which a spend renews it ahead: a quarter of the
+    /// lease bound, at least 1 (module doc, "Renewed ahead").
+    fn renew_at(&self) -> u32 {
+        (self.settings.lease_max_tokens / 4).max(1)
+    }
+
+    /// Starts [`Self::renew`] in the background when the spend just admitted from `slot`'s
+    /// lease left it holding between 1 and [`Self::renew_at`] tokens and the client's recent
+    /// demand over one lease duration exceeds the lease bound (its leases run out before
+    /// they end), unless a turn (a write or another renewal) is under way for the client.
+    fn renew_ahead(&self, client_id: &str, slot: &Arc<Slot>) {
+        let now = self.now();
+        let learned = slot.learned();
+        let left = lease::left(learned.lease.as_ref(), now.ms, now.instant);
+        if left == 0
+            || left > self.renew_at()
+            || learned.demand.want(0, now.ms, self.settings.lease) <= self.settings.lease_max_tokens
+        {
+            return;
+        }
+        let Ok(turn) = Arc::clone(&slot.turn).try_lock_owned() else {
+            return;
+        };
+        let this = self.clone();
+        let slot = Arc::clone(slot);
+        let client_id = client_id.to_owned();
+        tokio::spawn(async move {
+            this.renew(&client_id, &slot).await;
+            drop(turn);
+        });
+    }
+
+    /// One write that adds to `slot`'s lease what the client's demand over one lease
+    /// duration asks for beyond what it holds (1 to `lease_max_tokens` tokens), while holding
+    /// the client's turn. No call waits for it; a refusal from the cache, a lost
+    /// compare-and-set (the item it returns is cached) or a failure leaves the lease as it
+    /// is, and the call that finds it empty takes a turn of its own.
+    async fn renew(&self, client_id: &str, slot: &Slot) {
+        let sent = self.now();
+        let learned = slot.learned();
+        let left = lease::left(learned.lease.as_ref(), sent.ms, sent.instant);
+        let Some(seen) = learned.seen.filter(|_| left > 0) else {
+            return;
+        };
+        let want = learned
+            .demand
+            .want(1, sent.ms, self.settings.lease)
+            .saturating_sub(left)
+            .clamp(1, self.settings.lease_max_tokens);
+        let live = seen.live_state(sent.ms);
+        let Take::Granted { next, granted } =
+            self.settings.bucket.grant(live.as_ref(), sent.ms, 1, want)
+        else {
+            return;
+        };
+        match self
+            .put_next(client_id, &seen, live.as_ref(), sent.ms, next)
+            .await
+        {
+            Ok(WriteOutcome::Written) => {
+                let written = Seen::written(next);
+                slot.renewed(written, granted, sent, self.now(), &self.settings);
+            }
+            Ok(WriteOutcome::Conflict(item)) => {
+                slot.set_seen(Some(item.as_ref().map_or(Seen::UNKNOWN, Seen::from_item)));
+            }
+            Err(failure) => {
+                slot.set_store_failing();
+                tracing::debug!(
+                    event = "rate_limit_renewal_failed",
+                    reason = failure.reason()
+                );
+            }
+        }
     }
 
     /// The decision for a call whose wait for its turn timed out (module doc).
@@ -488,26 +632,13 @@ impl DynamoRateLimiter {
                     }
                     Take::Granted { next, granted } => (next, granted),
                 };
-            // A bucket this view shows full: the write also holds on any item that is
-            // provably full by now, so a cache another instance made stale costs no retry.
-            // Only over a well-formed item seen before (the emulator refuses to compare a
-            // malformed item's attributes where DynamoDB finds the condition false).
-            let bucket = &self.settings.bucket;
-            let full = (matches!(seen.version, Version::At(_))
-                && seen.state.is_some()
-                && bucket.refilled(live.as_ref(), now.ms) >= bucket.capacity())
-            .then(|| self.full_guard(now.ms));
-            let expires_at_s = bucket_expires_at(next.updated_at_ms);
-            let write = self.write(client_id, &seen, &next, expires_at_s, full);
-            match tokio::time::timeout(self.settings.call_timeout, write).await {
-                Ok(Ok(WriteOutcome::Written)) => {
-                    let written = Seen {
-                        version: Version::At(next.updated_at_ms),
-                        state: Some(next),
-                        expires_at_s: Some(expires_at_s),
-                    };
+            match self
+                .put_next(client_id, &seen, live.as_ref(), now.ms, next)
+                .await
+            {
+                Ok(WriteOutcome::Written) => {
                     slot.admitted(
-                        Some(written),
+                        Some(Seen::written(next)),
                         held,
                         granted,
                         cost,
@@ -516,18 +647,13 @@ impl DynamoRateLimiter {
                     );
                     return RateDecision::Allowed;
                 }
-                Ok(Ok(WriteOutcome::Conflict(item))) => {
+                Ok(WriteOutcome::Conflict(item)) => {
                     seen = item.as_ref().map_or(Seen::UNKNOWN, Seen::from_item);
                     slot.set_seen(Some(seen));
                 }
-                Ok(Err(err)) => {
+                Err(failure) => {
                     slot.set_store_failing();
-                    self.warn("rate_limit_fail_open", "write_error", &err);
-                    return RateDecision::FailOpen;
-                }
-                Err(_) => {
-                    slot.set_store_failing();
-                    self.warn("rate_limit_fail_open", "write_timeout", &"timeout");
+                    self.warn("rate_limit_fail_open", failure.reason(), &failure);
                     return RateDecision::FailOpen;
                 }
             }
@@ -582,6 +708,33 @@ impl DynamoRateLimiter {
                 self.warn("rate_limit_charge_failed", "charge_timeout", &"timeout");
                 RateDecision::Allowed
             }
+        }
+    }
+
+    /// Writes `next` over `seen` (the cached item, refilled to `live` at `now_ms`), bounded
+    /// by the call timeout. When `live` shows the bucket full, the write also holds on any
+    /// item that is provably full by now, so a cache another instance made stale costs no
+    /// retry; only over a well-formed item seen before (the emulator refuses to compare a
+    /// malformed item's attributes where DynamoDB finds the condition false).
+    async fn put_next(
+        &self,
+        client_id: &str,
+        seen: &Seen,
+        live: Option<&BucketState>,
+        now_ms: i64,
+        next: BucketState,
+    ) -> Result<WriteOutcome, WriteFailure> {
+        let bucket = &self.settings.bucket;
+        let full = (matches!(seen.version, Version::At(_))
+            && seen.state.is_some()
+            && bucket.refilled(live, now_ms) >= bucket.capacity())
+        .then(|| self.full_guard(now_ms));
+        let expires_at_s = bucket_expires_at(next.updated_at_ms);
+        let write = self.write(client_id, seen, &next, expires_at_s, full);
+        match tokio::time::timeout(self.settings.call_timeout, write).await {
+            Ok(Ok(outcome)) => Ok(outcome),
+            Ok(Err(err)) => Err(WriteFailure::Error(err)),
+            Err(_) => Err(WriteFailure::Timeout),
         }
     }
 

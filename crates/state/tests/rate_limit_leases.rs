@@ -325,3 +325,125 @@ async fn a_stale_cache_of_a_bucket_that_is_not_provably_full_retries_on_the_curr
     let left = fake.tokens("agent-t");
     assert!((0.0..=20.0).contains(&left), "{left}");
 }
+
+/// Capacity 40, 20 tokens/s, leases of at most 10: the fleet simulator's `latency` bucket,
+/// which a caller at 10 calls/s spends faster than a lease lasts (50 wanted per 5 s).
+fn fast_limiter(fake: &FakeBuckets, clock: &Arc<ManualClock>) -> DynamoRateLimiter {
+    let settings = RateLimitSettings {
+        bucket: BucketConfig::try_new(40.0, 20.0).unwrap(),
+        lease_max_tokens: 10,
+        ..RateLimitSettings::default()
+    };
+    DynamoRateLimiter::new(&fake.table(), settings, clock.clone())
+}
+
+/// Calls `n` times 100 ms apart; returns how long each call waited on tokio's paused
+/// clock, where only the fake's answers (5 ms each) take time.
+async fn at_ten_a_second(
+    limiter: &DynamoRateLimiter,
+    clock: &ManualClock,
+    n: usize,
+) -> Vec<Duration> {
+    let mut waits = Vec::with_capacity(n);
+    for _ in 0..n {
+        let start = tokio::time::Instant::now();
+        assert_eq!(limiter.decide("agent-f").await, RateDecision::Allowed);
+        waits.push(start.elapsed());
+        elapse(clock, 100).await;
+    }
+    waits
+}
+
+/// After 50 calls at 10 a second on a fresh fake: the number of further calls after which
+/// the first renewal is seen to write (the same every run: tokio's clock is paused).
+async fn calls_to_first_renewal() -> usize {
+    let fake = FakeBuckets::new(Duration::from_millis(5));
+    let clock = Arc::new(ManualClock::new(T0));
+    let limiter = fast_limiter(&fake, &clock);
+    at_ten_a_second(&limiter, &clock, 50).await;
+    for i in 1..=10 {
+        let writes = fake.writes();
+        let start = tokio::time::Instant::now();
+        limiter.decide("agent-f").await;
+        let waited = start.elapsed() > Duration::ZERO;
+        tokio::task::yield_now().await;
+        if !waited && fake.writes() > writes {
+            return i;
+        }
+        elapse(&clock, 100).await;
+    }
+    panic!("no renewal in 10 calls");
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_caller_spending_leases_before_they_end_renews_ahead_and_never_waits() {
+    let fake = FakeBuckets::new(Duration::from_millis(5));
+    let clock = Arc::new(ManualClock::new(T0));
+    let limiter = fast_limiter(&fake, &clock);
+    // Demand is learned: the first calls write (one token, then more per lease).
+    at_ten_a_second(&limiter, &clock, 50).await;
+    let writes = fake.writes();
+    let waits = at_ten_a_second(&limiter, &clock, 300).await;
+    assert!(
+        waits.iter().all(Duration::is_zero),
+        "every call was decided from the lease: {waits:?}"
+    );
+    // Each renewal grants the bound (10) when the lease is down to 2: one write per 10 calls.
+    let per_call = (fake.writes() - writes) as f64 / 300.0;
+    assert!(
+        (0.09..=0.11).contains(&per_call),
+        "{per_call} writes per call"
+    );
+    // Tokens left the item when granted: 20/s refills what 10/s takes, so it stays high.
+    assert!(fake.tokens("agent-f") >= 20.0, "{}", fake.tokens("agent-f"));
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_renewal_answered_after_a_freeze_past_its_lease_end_is_not_spent() {
+    let fake = FakeBuckets::new(Duration::from_millis(5));
+    let clock = Arc::new(ManualClock::new(T0));
+    let limiter = fast_limiter(&fake, &clock);
+    let k = calls_to_first_renewal().await;
+    at_ten_a_second(&limiter, &clock, 50).await;
+    at_ten_a_second(&limiter, &clock, k - 1).await;
+    let writes = fake.writes();
+    // This call starts the renewal; its write is sent and awaits the fake's answer.
+    assert_eq!(limiter.decide("agent-f").await, RateDecision::Allowed);
+    for _ in 0..10 {
+        tokio::task::yield_now().await;
+    }
+    // Frozen past the lease's end (the wall clock moves, tokio's does not), then thawed:
+    // the answer arrives and the renewal's tokens, debited from the item, end with the
+    // lease it was sent for.
+    clock.advance_ms(10_000);
+    tokio::time::advance(Duration::from_millis(5)).await;
+    assert_eq!(fake.writes(), writes + 1, "the renewal wrote");
+    assert_eq!(limiter.decide("agent-f").await, RateDecision::Allowed);
+    assert_eq!(
+        fake.writes(),
+        writes + 2,
+        "the next call writes: the renewal's tokens ended"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_renewal_losing_its_compare_and_set_changes_no_decision() {
+    let fake = FakeBuckets::new(Duration::from_millis(5));
+    let clock = Arc::new(ManualClock::new(T0));
+    let a = fast_limiter(&fake, &clock);
+    let b = fast_limiter(&fake, &clock);
+    at_ten_a_second(&a, &clock, 50).await;
+    // Another instance writes the item now and then, so A's cached item goes stale and some
+    // of A's renewals lose their compare-and-set; every call is still admitted.
+    let mut waits = Vec::new();
+    for _ in 0..10 {
+        assert_eq!(b.decide("agent-f").await, RateDecision::Allowed);
+        waits.extend(at_ten_a_second(&a, &clock, 20).await);
+    }
+    // Writes failed, and none in a call: no call of A waited more than one round trip.
+    assert!(fake.state.lock().failed_puts > 0, "a renewal lost a race");
+    assert!(
+        waits.iter().all(|w| *w <= Duration::from_millis(5)),
+        "{waits:?}"
+    );
+}
