@@ -1,8 +1,11 @@
 """The fleet simulator's two proxies (issue 26), asyncio, loopback only.
 
 - `DynamoProxy`: in front of the AWS emulator's DynamoDB endpoint (the gateways'
-  AWS_ENDPOINT_URL_DYNAMODB). Each HTTP request waits `delay_s` (the round trip a Lambda sees
-  in-region, default 5 ms) and is counted by operation (`X-Amz-Target`) and item kind (the
+  AWS_ENDPOINT_URL_DYNAMODB). Each HTTP request takes a round trip of `delay_s` (what a Lambda
+  sees in-region, default 5 ms): it goes to the emulator at once and is answered `delay_s`
+  after it arrived, or when the emulator answers if that is later. Since 2026-12-04 the
+  emulator's own time (2-5 ms here) counts toward the round trip instead of adding to it,
+  which made the gateways' round trip 8-10 ms rather than 5. It is counted by operation (`X-Amz-Target`) and item kind (the
   prefix of each key's `pk` before `#`: `rl` bucket, `breaker` override, `trip`, ...). One
   upstream connection per request (the emulator closes after each answer); the client's
   connection is kept alive, as DynamoDB does. Bucket writes are also counted by client id
@@ -76,6 +79,8 @@ class DynamoProxy:
         self.counts: Counter[tuple[str, str]] = Counter()
         # (monotonic end, seconds) of each override read: "one read" in the verdicts.
         self.override_reads: list[tuple[float, float]] = []
+        # Every request's round trip here (s), in order.
+        self.round_trips: list[float] = []
         # (monotonic end, breaker, instance id) of each trip written.
         self.trip_writes: list[tuple[float, str, str]] = []
         # Bucket writes (`UpdateItem`/`PutItem` on `rl#<client_id>`) by client id (#28).
@@ -115,8 +120,9 @@ class DynamoProxy:
                 if bucket is not None:
                     self.bucket_writes[bucket] += 1
                 started = time.monotonic()
-                await asyncio.sleep(self.delay_s)
                 answer = await self._forward(head, body)
+                await asyncio.sleep(max(0.0, self.delay_s - (time.monotonic() - started)))
+                self.round_trips.append(time.monotonic() - started)
                 writer.write(answer)
                 await writer.drain()
                 if bucket is not None and not answer.startswith(b"HTTP/1.1 200"):
