@@ -176,7 +176,8 @@ async def latency(sim, routing: str | None) -> list[dict]:
     unmeasured GET to core-api: the first request after the 100 ms idle gap paid ~1.2 ms more
     in this Python process than the same request sent right after (3.19 against 1.94 ms p50,
     2026-12-04), which fell on the gateway's call alone while it came first; the warm-up's
-    excess over `direct` is reported as `wake_p50_ms`. Twice: alone, and among the other agents
+    excess over `direct` is reported as `wake_p50_ms`. The three then take turns in each
+    position. Twice: alone, and among the other agents
     (`--clients` less one, OTHERS_RATE each, on the same buckets), whose calls keep instances
     busy so the agent's calls spread over the fleet. Targets (issue #28): ≤ 0.25 writes per call
     in both; added p50 ≤ 1.5 ms and p99 ≤ 8 ms alone (among others the router queues behind
@@ -205,25 +206,32 @@ async def latency_once(sim, mode: str, others: int) -> dict:
             await core.get(direct_url, headers=headers)  # core-api's pool and caches warm
             await fwd.post("/mcp", content=sim.payload(0), headers=HEADERS)
 
+            async def timed(req):
+                started = time.monotonic()
+                answer = await req()
+                return answer, time.monotonic() - started
+
             async def measured() -> None:
                 period = 1.0 / LATENCY_RATE
                 nxt = router.now()
+                turn = 0
                 while nxt < sim.rate_seconds:
                     await at(router, nxt)
-                    started = time.monotonic()
-                    await core.get(direct_url, headers=headers)
-                    woke = time.monotonic() - started
-                    r = await router.call(0, sim.payload(0), sim.tokens[0])
-                    started = time.monotonic()
-                    d = await core.get(direct_url, headers=headers)
-                    took = time.monotonic() - started
-                    started = time.monotonic()
-                    f = await fwd.post("/mcp", content=sim.payload(0), headers=HEADERS)
-                    forwarded = time.monotonic() - started
+                    _, woke = await timed(lambda: core.get(direct_url, headers=headers))
+                    # The three in turn in each position, so none gains by its place.
+                    reqs = {
+                        "through": lambda: router.call(0, sim.payload(0), sim.tokens[0]),
+                        "direct": lambda: core.get(direct_url, headers=headers),
+                        "floor": lambda: fwd.post("/mcp", content=sim.payload(0), headers=HEADERS),
+                    }
+                    order = list(reqs)[turn % 3:] + list(reqs)[:turn % 3]
+                    turn += 1
+                    got = {name: await timed(reqs[name]) for name in order}
+                    r, d, f = got["through"][0], got["direct"][0], got["floor"][0]
                     if r.kind == "ok" and d.status_code == 200 and f.status_code == 200 and not r.cold:
                         through.append(r.latency)
-                        direct.append(took)
-                        floor.append(forwarded)
+                        direct.append(got["direct"][1])
+                        floor.append(got["floor"][1])
                         wake.append(woke)
                     nxt = max(nxt + period, router.now())
 
