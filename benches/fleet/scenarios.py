@@ -168,7 +168,7 @@ async def latency(sim, routing: str | None) -> list[dict]:
     its rate), so every call is admitted and the figures are the lease's: its bucket writes per
     admitted call (the writes to its own `rl#` item), and the gateway's added latency = each
     call's answer time through the router less core-api's own answer to the same request sent
-    directly right after it (SPEC §4's `GET /v1/transactions/{id}`, through the same fault
+    directly in the same round (SPEC §4's `GET /v1/transactions/{id}`, through the same fault
     proxy as the gateways), both at C = 1 in the same run; and the same request through
     benches/mcp-floor's forwarder (the minimal proxy: parse, one GET to core-api through the
     same fault proxy, answer; no auth, no limiter, no log line), unfrozen, so the gateway's
