@@ -15,21 +15,29 @@
 //! **Renewed ahead.** A client whose recent demand over one lease duration exceeds
 //! `lease_max_tokens` spends its leases before they end, and each lease's last call would
 //! wait for the next write. So a call admitted from the lease that leaves it holding
-//! between 1 and a quarter of `lease_max_tokens` tokens (at least 1), for such a client,
+//! between 1 and a quarter of `lease_max_tokens` tokens (at least 1; at most the call's
+//! cost when that is more, so a cost cannot step over the threshold), for such a client,
 //! starts one write in the background, in the client's turn, that grants what the demand
-//! asks for beyond the tokens held (1 to `lease_max_tokens`). No call waits for it: the
-//! lease is topped up before it runs out (the fleet simulator's `latency` scenario,
-//! docs/benchmarks.md). The renewed lease ends one lease duration after the write was
-//! sent and keeps what the old one held (at most that quarter of the bound, whose end
-//! moves by at most one lease duration). A client whose leases last their duration (g
-//! below the bound, a rare caller's g = its cost) renews as before, when a call finds the
-//! lease empty or ended: renewing ahead there would cost more writes per call (at one call
-//! a second with the defaults, a renewal with one token left takes 4 where the write of an
-//! empty lease takes 5). A renewal refused by the cache, losing its compare-and-set (the
-//! item it returns is cached) or failing changes no decision, and the call that finds the
-//! lease empty takes a turn of its own. In Lambda a renewal still in flight when the
-//! instance is frozen ends after the thaw; one answered after its lease's end leaves tokens
-//! debited and never spent (under-admission, as any lease's leftovers).
+//! asks for beyond the tokens held (1 to `lease_max_tokens`). A call spending from the
+//! lease does not wait for it, and the lease is topped up before it runs out (the fleet
+//! simulator's `latency` scenario, docs/benchmarks.md); a call that finds the lease empty
+//! while the write is in flight waits for it, as for any turn, and is then answered from
+//! the renewed lease. The renewed lease ends one lease duration after the write was sent
+//! and keeps what the old one held (at most that threshold, whose end moves by at most one
+//! lease duration): an instance holds at most the bound plus the threshold.
+//!
+//! A client whose leases last their duration (g below the bound, a rare caller's g = its
+//! cost) renews as before, when a call finds the lease empty or ended: renewing ahead there
+//! would cost more writes per call (at one call a second with the defaults, a renewal with
+//! one token left takes 4 where the write of an empty lease takes 5). A renewal refused by
+//! the cache or losing its compare-and-set (the item it returns is cached) leaves the lease
+//! as it was, and the call that finds it empty takes a turn of its own; one that fails
+//! counts as the client's last DynamoDB call failing (the turn timeout below), and no
+//! renewal starts until a call's own write succeeds. In Lambda a renewal still in flight
+//! when the instance is frozen ends after the thaw (the next invocation waits for it, at
+//! most the call timeout, which the freeze has usually used up); one answered after its
+//! lease's end leaves tokens debited and never spent (under-admission, as any lease's
+//! leftovers).
 //!
 //! **The write.** The limiter keeps, per client, the last item it saw (its own last write, or
 //! the item DynamoDB returned on a failed condition) and writes the next state with `PutItem`
@@ -74,9 +82,10 @@
 //! looks at the lease again: the turn before it may have leased enough). The calls waiting
 //! for the turn are demand already present, so a turn's write leases their tokens as well
 //! (within the lease bounds): a cold burst of 40 calls goes through in one or two writes
-//! instead of one write each, which would leave most of them refused at the turn wait. Lambda runs one
-//! request per instance, so this only matters in local mode. A call whose lease covers it, or
-//! whose cached item already proves the bucket short, is decided before it queues. The wait
+//! instead of one write each, which would leave most of them refused at the turn wait.
+//! Lambda runs one request per instance, so there a call only waits for a renewal still in
+//! flight. A call whose lease covers it, or whose cached item already proves the bucket
+//! short, is decided before it queues. The wait
 //! for the turn is bounded by twice the call timeout (200 ms); a call still waiting then is
 //! decided without DynamoDB:
 //! - the cache proves the bucket short → [`RateDecision::Limited`] with that `retry_after_s`;
@@ -474,7 +483,7 @@ impl DynamoRateLimiter {
         let slot = self.slot(client_id);
         if let Some(decided) = self.decided_locally(&slot, cost) {
             if decided == RateDecision::Allowed {
-                self.renew_ahead(client_id, &slot);
+                self.renew_ahead(client_id, &slot, cost);
             }
             return decided;
         }
@@ -498,16 +507,19 @@ impl DynamoRateLimiter {
         (self.settings.lease_max_tokens / 4).max(1)
     }
 
-    /// Starts [`Self::renew`] in the background when the spend just admitted from `slot`'s
-    /// lease left it holding between 1 and [`Self::renew_at`] tokens and the client's recent
-    /// demand over one lease duration exceeds the lease bound (its leases run out before
-    /// they end), unless a turn (a write or another renewal) is under way for the client.
-    fn renew_ahead(&self, client_id: &str, slot: &Arc<Slot>) {
+    /// Starts [`Self::renew`] in the background when the spend of `cost` just admitted from
+    /// `slot`'s lease left it holding between 1 and max([`Self::renew_at`], `cost`) tokens
+    /// (a cost above the threshold could step over it) and the client's recent demand over
+    /// one lease duration exceeds the lease bound (its leases run out before they end),
+    /// unless the client's last DynamoDB call failed (the next call's own write finds out
+    /// whether the store is back) or a turn (a write or another renewal) is under way.
+    fn renew_ahead(&self, client_id: &str, slot: &Arc<Slot>, cost: u32) {
         let now = self.now();
         let learned = slot.learned();
         let left = lease::left(learned.lease.as_ref(), now.ms, now.instant);
         if left == 0
-            || left > self.renew_at()
+            || left > self.renew_at().max(cost)
+            || learned.store_failing
             || learned.demand.want(0, now.ms, self.settings.lease) <= self.settings.lease_max_tokens
         {
             return;
@@ -526,9 +538,10 @@ impl DynamoRateLimiter {
 
     /// One write that adds to `slot`'s lease what the client's demand over one lease
     /// duration asks for beyond what it holds (1 to `lease_max_tokens` tokens), while holding
-    /// the client's turn. No call waits for it; a refusal from the cache, a lost
-    /// compare-and-set (the item it returns is cached) or a failure leaves the lease as it
-    /// is, and the call that finds it empty takes a turn of its own.
+    /// the client's turn: a call that finds the lease empty meanwhile waits for it, as for
+    /// any turn. A refusal from the cache or a lost compare-and-set (the item it returns is
+    /// cached) leaves the lease as it is; a failure is recorded as the client's last
+    /// DynamoDB call failing, as a call's own would be.
     async fn renew(&self, client_id: &str, slot: &Slot) {
         let sent = self.now();
         let learned = slot.learned();
@@ -562,7 +575,8 @@ impl DynamoRateLimiter {
                 slot.set_store_failing();
                 tracing::debug!(
                     event = "rate_limit_renewal_failed",
-                    reason = failure.reason()
+                    reason = failure.reason(),
+                    error = %failure
                 );
             }
         }

@@ -326,15 +326,24 @@ async fn a_stale_cache_of_a_bucket_that_is_not_provably_full_retries_on_the_curr
     assert!((0.0..=20.0).contains(&left), "{left}");
 }
 
-/// Capacity 40, 20 tokens/s, leases of at most 10: the fleet simulator's `latency` bucket,
-/// which a caller at 10 calls/s spends faster than a lease lasts (50 wanted per 5 s).
-fn fast_limiter(fake: &FakeBuckets, clock: &Arc<ManualClock>) -> DynamoRateLimiter {
+/// A limiter on a bucket of `capacity` refilled at `per_sec`, leases of at most `lease_max`.
+fn limiter_with(
+    fake: &FakeBuckets,
+    clock: &Arc<ManualClock>,
+    (capacity, per_sec, lease_max): (f64, f64, u32),
+) -> DynamoRateLimiter {
     let settings = RateLimitSettings {
-        bucket: BucketConfig::try_new(40.0, 20.0).unwrap(),
-        lease_max_tokens: 10,
+        bucket: BucketConfig::try_new(capacity, per_sec).unwrap(),
+        lease_max_tokens: lease_max,
         ..RateLimitSettings::default()
     };
     DynamoRateLimiter::new(&fake.table(), settings, clock.clone())
+}
+
+/// Capacity 40, 20 tokens/s, leases of at most 10: the fleet simulator's `latency` bucket,
+/// which a caller at 10 calls/s spends faster than a lease lasts (50 wanted per 5 s).
+fn fast_limiter(fake: &FakeBuckets, clock: &Arc<ManualClock>) -> DynamoRateLimiter {
+    limiter_with(fake, clock, (40.0, 20.0, 10))
 }
 
 /// Calls `n` times 100 ms apart; returns how long each call waited on tokio's paused
@@ -426,24 +435,140 @@ async fn a_renewal_answered_after_a_freeze_past_its_lease_end_is_not_spent() {
     );
 }
 
+/// Capacity 1000 refilled at 0.001 token/s, leases of at most 10: over a test's seconds the
+/// item neither refills by a whole token nor fills up, so the tokens debited from it are
+/// 1000 less what it stores.
+fn slow_refill_limiter(fake: &FakeBuckets, clock: &Arc<ManualClock>) -> DynamoRateLimiter {
+    limiter_with(fake, clock, (1000.0, 0.001, 10))
+}
+
+/// Every 100 ms, a call, then (once a renewal it started has sent its write) a second
+/// call that spends from the lease while that write is in flight, `n` rounds; returns the
+/// calls admitted and the longest any call waited (tokio's paused clock).
+async fn spending_during_renewals(
+    limiter: &DynamoRateLimiter,
+    clock: &ManualClock,
+    n: usize,
+) -> (usize, Duration) {
+    let mut admitted = 0;
+    let mut longest = Duration::ZERO;
+    for _ in 0..n {
+        for second in [false, true] {
+            if second {
+                for _ in 0..10 {
+                    tokio::task::yield_now().await;
+                }
+            }
+            let start = tokio::time::Instant::now();
+            admitted += usize::from(limiter.decide("agent-s").await == RateDecision::Allowed);
+            longest = longest.max(start.elapsed());
+        }
+        elapse(clock, 100).await;
+    }
+    (admitted, longest)
+}
+
 #[tokio::test(start_paused = true)]
-async fn a_renewal_losing_its_compare_and_set_changes_no_decision() {
+async fn renewals_spend_only_tokens_debited_from_the_item() {
     let fake = FakeBuckets::new(Duration::from_millis(5));
     let clock = Arc::new(ManualClock::new(T0));
-    let a = fast_limiter(&fake, &clock);
-    let b = fast_limiter(&fake, &clock);
-    at_ten_a_second(&a, &clock, 50).await;
-    // Another instance writes the item now and then, so A's cached item goes stale and some
-    // of A's renewals lose their compare-and-set; every call is still admitted.
-    let mut waits = Vec::new();
-    for _ in 0..10 {
-        assert_eq!(b.decide("agent-f").await, RateDecision::Allowed);
-        waits.extend(at_ten_a_second(&a, &clock, 20).await);
-    }
-    // Writes failed, and none in a call: no call of A waited more than one round trip.
-    assert!(fake.state.lock().failed_puts > 0, "a renewal lost a race");
+    let limiter = slow_refill_limiter(&fake, &clock);
+    let (admitted, _) = spending_during_renewals(&limiter, &clock, 200).await;
+    assert_eq!(admitted, 400);
+    let debited = 1000.0 - fake.tokens("agent-s");
+    // Every admitted call spent a debited token; what is debited and not spent is at most
+    // what one instance holds (the bound plus the renewal threshold: 12).
     assert!(
-        waits.iter().all(|w| *w <= Duration::from_millis(5)),
-        "{waits:?}"
+        admitted as f64 <= debited + 0.5,
+        "{admitted} admitted, {debited} debited"
     );
+    assert!(
+        debited <= admitted as f64 + 12.5,
+        "{admitted} admitted, {debited} debited"
+    );
+    assert!(
+        fake.writes() <= 60,
+        "{} writes for 400 calls",
+        fake.writes()
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_renewal_losing_its_race_leaves_the_lease_as_it_was() {
+    let fake = FakeBuckets::new(Duration::from_millis(5));
+    let clock = Arc::new(ManualClock::new(T0));
+    let a = slow_refill_limiter(&fake.named("a"), &clock);
+    let b = slow_refill_limiter(&fake.named("b"), &clock);
+    let (mut admitted, _) = spending_during_renewals(&a, &clock, 20).await;
+    // Another instance writes the item now and then, so A's cached item goes stale and its
+    // renewals lose their compare-and-set.
+    let mut longest = Duration::ZERO;
+    for _ in 0..10 {
+        admitted += usize::from(b.decide("agent-s").await == RateDecision::Allowed);
+        let (more, waited) = spending_during_renewals(&a, &clock, 20).await;
+        admitted += more;
+        longest = longest.max(waited);
+    }
+    assert_eq!(admitted, 40 + 10 + 400);
+    // A lost races, and only in renewals: no call of A waited for more than one round trip
+    // (a call's own lost race retries at once, two round trips); and a lost renewal left the
+    // lease as it was, so a call found it spent and waited for its own write.
+    assert_eq!(longest, Duration::from_millis(5));
+    assert!(
+        fake.state
+            .lock()
+            .failed_puts_by
+            .get("a")
+            .copied()
+            .unwrap_or(0)
+            > 0
+    );
+    // Nothing was spent that was not debited (two instances hold at most 12 each).
+    let debited = 1000.0 - fake.tokens("agent-s");
+    assert!(
+        admitted as f64 <= debited + 0.5,
+        "{admitted} admitted, {debited} debited"
+    );
+    assert!(
+        debited <= admitted as f64 + 24.5,
+        "{admitted} admitted, {debited} debited"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn while_the_store_fails_nothing_is_renewed_and_calls_fail_open_once_the_lease_is_spent() {
+    let fake = FakeBuckets::new(Duration::from_millis(5));
+    let clock = Arc::new(ManualClock::new(T0));
+    // Leases of at most 20 renew at 5 left: after a renewal fails, the calls leaving 4, 3, 2
+    // and 1 could each start another.
+    let limiter = limiter_with(&fake, &clock, (80.0, 40.0, 20));
+    at_ten_a_second(&limiter, &clock, 50).await;
+    fake.state.lock().failing = true;
+    let mut decisions = Vec::new();
+    for _ in 0..30 {
+        decisions.push(limiter.decide("agent-f").await);
+        elapse(&clock, 100).await;
+    }
+    let fail_open = decisions
+        .iter()
+        .filter(|d| **d == RateDecision::FailOpen)
+        .count();
+    // The lease is spent first, then every call that needs a write fails open.
+    assert!(
+        (8..=25).contains(&fail_open),
+        "{fail_open} of 30 failed open: {decisions:?}"
+    );
+    assert!(decisions[0] == RateDecision::Allowed);
+    // One request per call that failed open, and at most one renewal: the one that found
+    // the store failing (none starts while the last call failed).
+    let sent = fake.state.lock().failed_requests;
+    assert!(
+        sent <= fail_open + 1,
+        "{sent} requests for {fail_open} calls failing open"
+    );
+    // The store is back: a call's own write succeeds, and renewals resume.
+    fake.state.lock().failing = false;
+    at_ten_a_second(&limiter, &clock, 30).await;
+    let waits = at_ten_a_second(&limiter, &clock, 100).await;
+    assert!(waits.iter().all(Duration::is_zero), "{waits:?}");
 }

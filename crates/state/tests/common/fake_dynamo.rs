@@ -40,6 +40,14 @@ pub struct FakeState {
     pub full_writes: usize,
     /// `PutItem`s whose condition failed.
     pub failed_puts: usize,
+    /// `PutItem`s whose condition failed, by the [`FakeBuckets::named`] name of the
+    /// stand-in (the instance) that sent them.
+    pub failed_puts_by: HashMap<&'static str, usize>,
+    /// While set, every request is answered 500 (`InternalServerError`), and counted in
+    /// `failed_requests` only.
+    pub failing: bool,
+    /// Requests answered 500 while `failing`.
+    pub failed_requests: usize,
 }
 
 /// The full-bucket half of a widened `PutItem` condition.
@@ -50,6 +58,8 @@ const FULL: &str = "(tokens >= :full AND updated_at <= :quiet)";
 pub struct FakeBuckets {
     pub state: Arc<Mutex<FakeState>>,
     pub latency: Duration,
+    /// Which instance sends through this stand-in (`FakeState::failed_puts_by`).
+    pub name: &'static str,
 }
 
 impl FakeBuckets {
@@ -58,6 +68,15 @@ impl FakeBuckets {
         Self {
             state: Arc::default(),
             latency,
+            name: "",
+        }
+    }
+
+    /// The same fake (shared state) for the instance `name`.
+    pub fn named(&self, name: &'static str) -> Self {
+        Self {
+            name,
+            ..self.clone()
         }
     }
 
@@ -87,6 +106,13 @@ impl FakeBuckets {
 
     fn answer(&self, target: &str, body: &Value) -> (u16, Value) {
         let mut s = self.state.lock();
+        if s.failing {
+            s.failed_requests += 1;
+            return (
+                500,
+                json!({"__type": "com.amazonaws.dynamodb.v20120810#InternalServerError", "message": "fake outage"}),
+            );
+        }
         let values = body["ExpressionAttributeValues"]
             .as_object()
             .cloned()
@@ -122,6 +148,7 @@ impl FakeBuckets {
             let holds = exact_holds || full_holds;
             if !holds {
                 s.failed_puts += 1;
+                *s.failed_puts_by.entry(self.name).or_default() += 1;
                 return conditional_failure(current);
             }
             s.items.insert(pk, item);
