@@ -3,9 +3,9 @@
 - `DynamoProxy`: in front of the AWS emulator's DynamoDB endpoint (the gateways'
   AWS_ENDPOINT_URL_DYNAMODB). Each HTTP request takes a round trip of `delay_s` (what a Lambda
   sees in-region, default 5 ms): it goes to the emulator at once and is answered `delay_s`
-  after it arrived, or when the emulator answers if that is later. Since 2026-12-04 the
-  emulator's own time (2-5 ms here) counts toward the round trip instead of adding to it,
-  which made the gateways' round trip 8-10 ms rather than 5. It is counted by operation (`X-Amz-Target`) and item kind (the
+  after it arrived, or when the emulator answers if that is later (the emulator's own time,
+  2-5 ms here, counts toward the round trip instead of adding to it, which made it 8-10 ms
+  before 2026-12-04). It is counted by operation (`X-Amz-Target`) and item kind (the
   prefix of each key's `pk` before `#`: `rl` bucket, `breaker` override, `trip`, ...). One
   upstream connection per request (the emulator closes after each answer); the client's
   connection is kept alive, as DynamoDB does. Bucket writes are also counted by client id

@@ -173,11 +173,10 @@ async def latency(sim, routing: str | None) -> list[dict]:
     benches/mcp-floor's forwarder (the minimal proxy: parse, one GET to core-api through the
     same fault proxy, answer; no auth, no limiter, no log line), unfrozen, so the gateway's
     added latency compares with a bare hop's. Each round of the three starts with one
-    unmeasured GET to core-api: the first request after the 100 ms idle gap paid ~1.2 ms more
-    in this Python process than the same request sent right after (3.19 against 1.94 ms p50,
-    2026-12-04), which fell on the gateway's call alone while it came first; the warm-up's
-    excess over `direct` is reported as `wake_p50_ms`. The three then take turns in each
-    position. Twice: alone, and among the other agents
+    unmeasured GET to core-api: the first request after the 100 ms idle gap pays about 1.2 ms
+    more in this Python process than the same request within the round (reported as
+    `wake_p50_ms`), which fell on the gateway's call alone while it came first. The three then
+    take turns in each position. Twice: alone, and among the other agents
     (`--clients` less one, OTHERS_RATE each, on the same buckets), whose calls keep instances
     busy so the agent's calls spread over the fleet. Targets (issue #28): ≤ 0.25 writes per call
     in both; added p50 ≤ 1.5 ms and p99 ≤ 8 ms alone (among others the router queues behind

@@ -28,10 +28,11 @@
 //!
 //! A client whose leases last their duration (g below the bound, a rare caller's g = its
 //! cost) renews as before, when a call finds the lease empty or ended: renewing ahead there
-//! would cost more writes per call (at one call a second with the defaults, a renewal with
-//! one token left takes 4 where the write of an empty lease takes 5). A renewal refused by
-//! the cache or losing its compare-and-set (the item it returns is cached) leaves the lease
-//! as it was, and the call that finds it empty takes a turn of its own; one that fails
+//! would cost more writes per call (renewing every lease ahead, a caller at one call a
+//! second with the defaults made 34 writes in 120 calls, over the 30 that
+//! `a_caller_at_one_call_a_second_writes_at_most_once_per_four_calls` allows). A renewal
+//! refused by the cache or losing its compare-and-set (the item it returns is cached) leaves
+//! the lease as it was, and the call that finds it empty takes a turn of its own; one that fails
 //! counts as the client's last DynamoDB call failing (the turn timeout below), and no
 //! renewal starts until a call's own write succeeds. In Lambda a renewal still in flight
 //! when the instance is frozen ends after the thaw (the next invocation waits for it, at
@@ -313,11 +314,19 @@ impl Slot {
         learned.demand.record(cost, now.ms, s.lease);
     }
 
-    /// Records a renewal sent at `sent` that took `granted` tokens, answered at `now`: the
-    /// lease holds them and what it still held, and ends one lease duration after `sent`.
-    fn renewed(&self, seen: Seen, granted: u32, sent: Now, now: Now, s: &RateLimitSettings) {
+    /// Records a renewal sent at `sent` that wrote `written` and took `granted` tokens,
+    /// answered at `now`: the lease holds them and what it still held, and ends one lease
+    /// duration after `sent`.
+    fn renewed(
+        &self,
+        written: BucketState,
+        granted: u32,
+        sent: Now,
+        now: Now,
+        s: &RateLimitSettings,
+    ) {
         let mut learned = self.learned.lock();
-        learned.seen = Some(seen);
+        learned.seen = Some(Seen::written(written));
         learned.store_failing = false;
         let left = lease::left(learned.lease.as_ref(), now.ms, now.instant);
         learned.lease = Lease::new(left.saturating_add(granted), sent.ms, sent.instant, s.lease);
@@ -463,27 +472,30 @@ impl DynamoRateLimiter {
     }
 
     /// The decision that needs no DynamoDB call: admitted from the lease when it holds `cost`
-    /// (spent here), or refused when the cached item cannot cover what the lease lacks.
-    fn decided_locally(&self, slot: &Slot, cost: u32) -> Option<RateDecision> {
+    /// (spent here), or refused when the cached item cannot cover what the lease lacks; with
+    /// whether the spend is due to renew the lease ahead ([`Self::renewal_due`]).
+    fn decided_locally(&self, slot: &Slot, cost: u32) -> Option<(RateDecision, bool)> {
         let now = self.now();
         let mut learned = slot.learned.lock();
         let held = lease::left(learned.lease.as_ref(), now.ms, now.instant);
         if held >= cost {
             learned.lease = learned.lease.and_then(|l| l.spent(cost));
             learned.demand.record(cost, now.ms, self.settings.lease);
-            return Some(RateDecision::Allowed);
+            let renew = self.renewal_due(&learned, held - cost, cost, now.ms);
+            return Some((RateDecision::Allowed, renew));
         }
         if held == 0 {
             learned.lease = None;
         }
         self.refused_by_cache(learned.seen.as_ref(), now.ms, cost - held)
+            .map(|refused| (refused, false))
     }
 
     async fn take(&self, client_id: &str, cost: u32) -> RateDecision {
         let slot = self.slot(client_id);
-        if let Some(decided) = self.decided_locally(&slot, cost) {
-            if decided == RateDecision::Allowed {
-                self.renew_ahead(client_id, &slot, cost);
+        if let Some((decided, renew)) = self.decided_locally(&slot, cost) {
+            if renew {
+                self.renew_ahead(client_id, &slot);
             }
             return decided;
         }
@@ -494,8 +506,9 @@ impl DynamoRateLimiter {
             return self.turn_timed_out(&slot, cost);
         };
         drop(queued);
-        // The turn before this one may have leased what this call needs.
-        if let Some(decided) = self.decided_locally(&slot, cost) {
+        // The turn before this one may have leased what this call needs (this call holds
+        // the turn, so no renewal could start).
+        if let Some((decided, _)) = self.decided_locally(&slot, cost) {
             return decided;
         }
         self.take_turn(client_id, &slot, cost).await
@@ -507,23 +520,21 @@ impl DynamoRateLimiter {
         (self.settings.lease_max_tokens / 4).max(1)
     }
 
-    /// Starts [`Self::renew`] in the background when the spend of `cost` just admitted from
-    /// `slot`'s lease left it holding between 1 and max([`Self::renew_at`], `cost`) tokens
-    /// (a cost above the threshold could step over it) and the client's recent demand over
-    /// one lease duration exceeds the lease bound (its leases run out before they end),
-    /// unless the client's last DynamoDB call failed (the next call's own write finds out
-    /// whether the store is back) or a turn (a write or another renewal) is under way.
-    fn renew_ahead(&self, client_id: &str, slot: &Arc<Slot>, cost: u32) {
-        let now = self.now();
-        let learned = slot.learned();
-        let left = lease::left(learned.lease.as_ref(), now.ms, now.instant);
-        if left == 0
-            || left > self.renew_at().max(cost)
-            || learned.store_failing
-            || learned.demand.want(0, now.ms, self.settings.lease) <= self.settings.lease_max_tokens
-        {
-            return;
-        }
+    /// Whether a spend of `cost` from the lease that left it holding `left` tokens at
+    /// `now_ms` is due to renew it: `left` between 1 and max([`Self::renew_at`], `cost`)
+    /// (a cost above the threshold could step over it), the client's recent demand over one
+    /// lease duration above the lease bound (its leases run out before they end), and the
+    /// client's last DynamoDB call not failed (the next call's own write finds out whether
+    /// the store is back).
+    fn renewal_due(&self, learned: &Learned, left: u32, cost: u32, now_ms: i64) -> bool {
+        (1..=self.renew_at().max(cost)).contains(&left)
+            && !learned.store_failing
+            && learned.demand.want(0, now_ms, self.settings.lease) > self.settings.lease_max_tokens
+    }
+
+    /// Starts [`Self::renew`] in the background, unless a turn (a write or another renewal)
+    /// is under way for the client.
+    fn renew_ahead(&self, client_id: &str, slot: &Arc<Slot>) {
         let Ok(turn) = Arc::clone(&slot.turn).try_lock_owned() else {
             return;
         };
@@ -565,8 +576,7 @@ impl DynamoRateLimiter {
             .await
         {
             Ok(WriteOutcome::Written) => {
-                let written = Seen::written(next);
-                slot.renewed(written, granted, sent, self.now(), &self.settings);
+                slot.renewed(next, granted, sent, self.now(), &self.settings);
             }
             Ok(WriteOutcome::Conflict(item)) => {
                 slot.set_seen(Some(item.as_ref().map_or(Seen::UNKNOWN, Seen::from_item)));
@@ -584,7 +594,8 @@ impl DynamoRateLimiter {
 
     /// The decision for a call whose wait for its turn timed out (module doc).
     fn turn_timed_out(&self, slot: &Slot, cost: u32) -> RateDecision {
-        if let Some(decided) = self.decided_locally(slot, cost) {
+        // A turn is under way, so no renewal could start.
+        if let Some((decided, _)) = self.decided_locally(slot, cost) {
             return decided;
         }
         if slot.learned().store_failing {

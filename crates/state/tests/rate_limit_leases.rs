@@ -320,7 +320,7 @@ async fn a_stale_cache_of_a_bucket_that_is_not_provably_full_retries_on_the_curr
         s.full_writes, 0,
         "no item here was provably full when written over"
     );
-    assert!(s.failed_puts > 0, "stale caches were never caught");
+    assert!(s.failed_puts() > 0, "stale caches were never caught");
     drop(s);
     let left = fake.tokens("agent-t");
     assert!((0.0..=20.0).contains(&left), "{left}");
@@ -342,9 +342,12 @@ fn limiter_with(
 
 /// Capacity 40, 20 tokens/s, leases of at most 10: the fleet simulator's `latency` bucket,
 /// which a caller at 10 calls/s spends faster than a lease lasts (50 wanted per 5 s).
-fn fast_limiter(fake: &FakeBuckets, clock: &Arc<ManualClock>) -> DynamoRateLimiter {
-    limiter_with(fake, clock, (40.0, 20.0, 10))
-}
+const FAST: (f64, f64, u32) = (40.0, 20.0, 10);
+
+/// Capacity 1000 refilled at 0.001 token/s, leases of at most 10: over a test's seconds the
+/// item neither refills by a whole token nor fills up, so the tokens debited from it are
+/// 1000 less what it stores.
+const SLOW_REFILL: (f64, f64, u32) = (1000.0, 0.001, 10);
 
 /// Calls `n` times 100 ms apart; returns how long each call waited on tokio's paused
 /// clock, where only the fake's answers (5 ms each) take time.
@@ -363,32 +366,11 @@ async fn at_ten_a_second(
     waits
 }
 
-/// After 50 calls at 10 a second on a fresh fake: the number of further calls after which
-/// the first renewal is seen to write (the same every run: tokio's clock is paused).
-async fn calls_to_first_renewal() -> usize {
-    let fake = FakeBuckets::new(Duration::from_millis(5));
-    let clock = Arc::new(ManualClock::new(T0));
-    let limiter = fast_limiter(&fake, &clock);
-    at_ten_a_second(&limiter, &clock, 50).await;
-    for i in 1..=10 {
-        let writes = fake.writes();
-        let start = tokio::time::Instant::now();
-        limiter.decide("agent-f").await;
-        let waited = start.elapsed() > Duration::ZERO;
-        tokio::task::yield_now().await;
-        if !waited && fake.writes() > writes {
-            return i;
-        }
-        elapse(&clock, 100).await;
-    }
-    panic!("no renewal in 10 calls");
-}
-
 #[tokio::test(start_paused = true)]
 async fn a_caller_spending_leases_before_they_end_renews_ahead_and_never_waits() {
     let fake = FakeBuckets::new(Duration::from_millis(5));
     let clock = Arc::new(ManualClock::new(T0));
-    let limiter = fast_limiter(&fake, &clock);
+    let limiter = limiter_with(&fake, &clock, FAST);
     // Demand is learned: the first calls write (one token, then more per lease).
     at_ten_a_second(&limiter, &clock, 50).await;
     let writes = fake.writes();
@@ -411,16 +393,25 @@ async fn a_caller_spending_leases_before_they_end_renews_ahead_and_never_waits()
 async fn a_renewal_answered_after_a_freeze_past_its_lease_end_is_not_spent() {
     let fake = FakeBuckets::new(Duration::from_millis(5));
     let clock = Arc::new(ManualClock::new(T0));
-    let limiter = fast_limiter(&fake, &clock);
-    let k = calls_to_first_renewal().await;
+    let limiter = limiter_with(&fake, &clock, FAST);
     at_ten_a_second(&limiter, &clock, 50).await;
-    at_ten_a_second(&limiter, &clock, k - 1).await;
-    let writes = fake.writes();
-    // This call starts the renewal; its write is sent and awaits the fake's answer.
-    assert_eq!(limiter.decide("agent-f").await, RateDecision::Allowed);
+    // Calls on until one, answered at once from the lease, starts a renewal: its write is
+    // sent (the fake counts it) and awaits the fake's answer.
+    let mut writes = fake.writes();
     for _ in 0..10 {
-        tokio::task::yield_now().await;
+        let start = tokio::time::Instant::now();
+        assert_eq!(limiter.decide("agent-f").await, RateDecision::Allowed);
+        let waited = start.elapsed() > Duration::ZERO;
+        for _ in 0..10 {
+            tokio::task::yield_now().await;
+        }
+        if !waited && fake.writes() > writes {
+            break;
+        }
+        elapse(&clock, 100).await;
+        writes = fake.writes();
     }
+    assert_eq!(fake.writes(), writes + 1, "a renewal is in flight");
     // Frozen past the lease's end (the wall clock moves, tokio's does not), then thawed:
     // the answer arrives and the renewal's tokens, debited from the item, end with the
     // lease it was sent for.
@@ -433,13 +424,6 @@ async fn a_renewal_answered_after_a_freeze_past_its_lease_end_is_not_spent() {
         writes + 2,
         "the next call writes: the renewal's tokens ended"
     );
-}
-
-/// Capacity 1000 refilled at 0.001 token/s, leases of at most 10: over a test's seconds the
-/// item neither refills by a whole token nor fills up, so the tokens debited from it are
-/// 1000 less what it stores.
-fn slow_refill_limiter(fake: &FakeBuckets, clock: &Arc<ManualClock>) -> DynamoRateLimiter {
-    limiter_with(fake, clock, (1000.0, 0.001, 10))
 }
 
 /// Every 100 ms, a call, then (once a renewal it started has sent its write) a second
@@ -472,7 +456,7 @@ async fn spending_during_renewals(
 async fn renewals_spend_only_tokens_debited_from_the_item() {
     let fake = FakeBuckets::new(Duration::from_millis(5));
     let clock = Arc::new(ManualClock::new(T0));
-    let limiter = slow_refill_limiter(&fake, &clock);
+    let limiter = limiter_with(&fake, &clock, SLOW_REFILL);
     let (admitted, _) = spending_during_renewals(&limiter, &clock, 200).await;
     assert_eq!(admitted, 400);
     let debited = 1000.0 - fake.tokens("agent-s");
@@ -497,8 +481,8 @@ async fn renewals_spend_only_tokens_debited_from_the_item() {
 async fn a_renewal_losing_its_race_leaves_the_lease_as_it_was() {
     let fake = FakeBuckets::new(Duration::from_millis(5));
     let clock = Arc::new(ManualClock::new(T0));
-    let a = slow_refill_limiter(&fake.named("a"), &clock);
-    let b = slow_refill_limiter(&fake.named("b"), &clock);
+    let a = limiter_with(&fake.named("a"), &clock, SLOW_REFILL);
+    let b = limiter_with(&fake.named("b"), &clock, SLOW_REFILL);
     let (mut admitted, _) = spending_during_renewals(&a, &clock, 20).await;
     // Another instance writes the item now and then, so A's cached item goes stale and its
     // renewals lose their compare-and-set.

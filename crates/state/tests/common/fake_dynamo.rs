@@ -38,16 +38,21 @@ pub struct FakeState {
     pub updates: usize,
     /// `PutItem`s that held on the full-bucket condition alone (a stale or no cached item).
     pub full_writes: usize,
-    /// `PutItem`s whose condition failed.
-    pub failed_puts: usize,
     /// `PutItem`s whose condition failed, by the [`FakeBuckets::named`] name of the
-    /// stand-in (the instance) that sent them.
+    /// stand-in (the instance) that sent them ("" unnamed).
     pub failed_puts_by: HashMap<&'static str, usize>,
     /// While set, every request is answered 500 (`InternalServerError`), and counted in
     /// `failed_requests` only.
     pub failing: bool,
     /// Requests answered 500 while `failing`.
     pub failed_requests: usize,
+}
+
+impl FakeState {
+    /// `PutItem`s whose condition failed, whoever sent them.
+    pub fn failed_puts(&self) -> usize {
+        self.failed_puts_by.values().sum()
+    }
 }
 
 /// The full-bucket half of a widened `PutItem` condition.
@@ -147,7 +152,6 @@ impl FakeBuckets {
             }
             let holds = exact_holds || full_holds;
             if !holds {
-                s.failed_puts += 1;
                 *s.failed_puts_by.entry(self.name).or_default() += 1;
                 return conditional_failure(current);
             }
