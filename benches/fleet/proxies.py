@@ -87,6 +87,10 @@ class DynamoProxy:
         self.bucket_writes: Counter[str] = Counter()
         # Of those, the ones DynamoDB refused (a failed condition: a stale cache or a race).
         self.bucket_write_failures: Counter[str] = Counter()
+        # Consistent reads of `rl#<client_id>` (`GetItem`) by client id: an instance without
+        # the item cached, or whose cache other instances' writes keep making stale, reads
+        # it before writing (a read request unit instead of a failed write's write unit).
+        self.bucket_reads: Counter[str] = Counter()
         self.port = 0
         self._server: asyncio.base_events.Server | None = None
 
@@ -119,6 +123,8 @@ class DynamoProxy:
                 bucket = bucket_of(body) if kinds == ["rl"] and operation in ("UpdateItem", "PutItem") else None
                 if bucket is not None:
                     self.bucket_writes[bucket] += 1
+                if kinds == ["rl"] and operation == "GetItem":
+                    self.bucket_reads[bucket_of(body)] += 1
                 started = time.monotonic()
                 answer = await self._forward(head, body)
                 await asyncio.sleep(max(0.0, self.delay_s - (time.monotonic() - started)))

@@ -126,6 +126,7 @@ async def rate_once(sim, mode: str) -> dict:
     fail_open = sim.fail_open(router)
     writes = sum(v for (op, kind), v in counts.items() if kind == "rl" and op in ("UpdateItem", "PutItem"))
     reads = sum(v for (op, kind), v in counts.items() if kind == "breaker" and op == "BatchGetItem")
+    bucket_reads = counts.get(("GetItem", "rl"), 0)
     n = max(admitted, 1)
     throttled = sum(r.kind == "throttled" for r in router.records)
     # Over-admission is never allowed; under-admission only bounded where issue #28 sets it
@@ -138,8 +139,8 @@ async def rate_once(sim, mode: str) -> dict:
         admitted=int(admitted), allowed=round(allowed, 1), admitted_pct_of_allowed=round(admitted / max(allowed, 1) * 100, 1),
         worst_10s_over_pct=round(over, 1), worst_10s_under_pct=round(under, 1),
         under_pct=round(under_total, 1), fail_open=fail_open,
-        bucket_writes_per_admitted=round(writes / n, 3), override_reads_per_admitted=round(reads / n, 4),
-        limited=sum(r.kind == "limited" for r in recs), throttled=throttled,
+        bucket_writes_per_admitted=round(writes / n, 3), bucket_reads_per_admitted=round(bucket_reads / n, 3),
+        override_reads_per_admitted=round(reads / n, 4), limited=sum(r.kind == "limited" for r in recs), throttled=throttled,
         verdict=verdict,
         why="" if verdict == "pass" else (f"fail_open={fail_open} (bucket writes over the 100 ms call timeout): "
                                           if fail_open else "") + f"admitted {admitted:.0f} vs allowed {allowed:.0f}, worst window +{over:.1f} %, under {under_total:.1f} %",
@@ -200,6 +201,7 @@ async def latency_once(sim, mode: str, others: int) -> dict:
         async with (sim.run("latency", mode) as (router, _), httpx.AsyncClient() as core,
                     sim.forwarding_floor() as fwd):
             before, failed_before = sim.ddb.bucket_writes[me], sim.ddb.bucket_write_failures[me]
+            reads_before = sim.ddb.bucket_reads[me]
             trips_before = len(sim.ddb.round_trips)
             headers = {"X-Kosha-Principal": me}
             await core.get(direct_url, headers=headers)  # core-api's pool and caches warm
@@ -237,6 +239,7 @@ async def latency_once(sim, mode: str, others: int) -> dict:
             await asyncio.gather(measured(), agents(sim, router, range(1, 1 + others), OTHERS_RATE, sim.rate_seconds))
             mine = sim.ddb.bucket_writes[me] - before
             failed = sim.ddb.bucket_write_failures[me] - failed_before
+            reads = sim.ddb.bucket_reads[me] - reads_before
             round_trips = sim.ddb.round_trips[trips_before:]
     finally:
         sim.rate_capacity, sim.rate_per_s = saved
@@ -251,7 +254,8 @@ async def latency_once(sim, mode: str, others: int) -> dict:
     return sim.row(
         router, "latency", mode, seconds=sim.rate_seconds, agents=1 + others,
         calls=len(calls), admitted=admitted, bucket_writes_per_admitted=round(per_call, 3),
-        failed_bucket_writes=failed, instances_used=len({r.pid for r in calls if r.pid is not None}),
+        failed_bucket_writes=failed, bucket_reads_per_admitted=round(reads / max(admitted, 1), 3),
+        instances_used=len({r.pid for r in calls if r.pid is not None}),
         through_p50_ms=ms(pct(through, 0.5)), through_p99_ms=ms(pct(through, 0.99)),
         direct_p50_ms=ms(pct(direct, 0.5)), direct_p99_ms=ms(pct(direct, 0.99)),
         added_p50_ms=ms(added50), added_p99_ms=ms(added99),

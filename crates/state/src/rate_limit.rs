@@ -32,18 +32,20 @@
 //! second with the defaults made 34 writes in 120 calls, over the 30 that
 //! `a_caller_at_one_call_a_second_writes_at_most_once_per_four_calls` allows). A renewal
 //! refused by the cache or losing its compare-and-set (the item it returns is cached) leaves
-//! the lease as it was, and the call that finds it empty takes a turn of its own; one that fails
+//! the lease as it was, and the call that finds it empty takes a turn of its own (a renewal
+//! reads first when the client is contended, as a turn does); one that fails
 //! counts as the client's last DynamoDB call failing (the turn timeout below), and no
 //! renewal starts until a call's own write succeeds. In Lambda a renewal still in flight
 //! when the instance is frozen ends after the thaw (the next invocation waits for it, at
-//! most the call timeout, which the freeze has usually used up); one answered after its
+//! most the call timeout per request, which the freeze has usually used up); one answered
+//! after its
 //! lease's end leaves tokens debited and never spent (under-admission, as any lease's
 //! leftovers).
 //!
-//! **The write.** The limiter keeps, per client, the last item it saw (its own last write, or
-//! the item DynamoDB returned on a failed condition) and writes the next state with `PutItem`
-//! conditional on that item's `updated_at` (`attribute_not_exists(pk)` when it has seen none).
-//! No read precedes the write:
+//! **The write.** The limiter keeps, per client, the last item it saw (its own last write, the
+//! item DynamoDB returned on a failed condition, or one it read) and writes the next state
+//! with `PutItem` conditional on that item's `updated_at` (`attribute_not_exists(pk)` when
+//! there was none):
 //! - write succeeds → admitted, cache = what was written, lease = what the grant left;
 //! - when the cached item refills to capacity by now, the condition is widened to
 //!   `… OR (tokens >= :full AND updated_at <= :quiet)`: `:full` is capacity −
@@ -68,14 +70,33 @@
 //! - any other error, or no answer within the call timeout (100 ms, SDK retries off) →
 //!   [`RateDecision::FailOpen`] (the lease, if any, is kept).
 //!
+//! **Read first.** A write over a stale cached item fails, and a failed conditional write is
+//! billed as a write. So a turn reads the item first (`GetItem`, consistent, bounded by the
+//! call timeout like a write; failing or timing out fails open as a write does) when its cache
+//! cannot be trusted:
+//! - the instance has no item cached for the client (cold). A conditional create would fail
+//!   on every client that has called before, costing a failed write where a read costs a
+//!   read request unit (a fifth of a write's price on demand); both take two round trips,
+//!   and only a client's very first call on an instance pays a read it did not need;
+//! - the client is contended: within [`CONTENDED_MS`] this instance saw another instance's
+//!   write (a write over its cached item lost, or a read found a newer item). A client whose
+//!   calls spread over instances keeps their caches stale; reading first, its turns lose a
+//!   race only to a write landing between the read and the write. The fleet simulator's
+//!   `latency` among other agents at N = 16: 4 failed writes where 28 failed without it, 0.22
+//!   writes and 0.18 reads per call (docs/benchmarks.md). A client alone on an instance
+//!   never reads after its cold read.
+//!
+//! The read counts as the turn's first round trip: a contended turn takes two, as a lost race
+//! did.
+//!
 //! **Denials cost no write.** Every write by any instance sets `tokens = refilled − granted`
 //! (granted ≥ 1), so the true bucket can only hold *fewer* tokens than the cached item refilled
 //! to now. When that refill is below the call's need the call is refused from the cache alone,
 //! without a DynamoDB call; a flood of refused calls costs DynamoDB nothing. Leases keep this
 //! sound: leased tokens left the item in the write that granted them. (The one exception, an
 //! operator deleting the item by hand, errs on the strict side until the cache sees a newer
-//! item.) A cold instance has no cache: its first call is a conditional create, which fails
-//! on an existing item and returns it, so the first call may take two round trips.
+//! item.) A cold instance has no cache: its first call reads the item, then writes (two
+//! round trips), as above.
 //!
 //! **Within one instance** the calls of one client that need a write take turns (an async
 //! lock per client), so concurrent requests from one client in one process do not race each
@@ -133,6 +154,12 @@ use warn::WarnThrottle;
 /// Most clients cached per instance; past it the cache starts over (each client then pays
 /// one extra round trip once).
 const MAX_CACHED_CLIENTS: usize = 10_000;
+
+/// How long after an instance last saw another instance's write to a client's item its turns
+/// for that client read the item before writing, ms (module doc, "Read first"): six default
+/// lease durations, so a client whose calls spread over instances stays contended between its
+/// turns, and one whose calls moved to one instance stops paying the read soon after.
+const CONTENDED_MS: i64 = 30_000;
 
 /// The compare-and-set version of the item last seen.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -241,6 +268,11 @@ struct Learned {
     seen: Option<Seen>,
     /// Whether the last DynamoDB call for this client failed or timed out.
     store_failing: bool,
+    /// When this instance last saw another instance's write to the client's item (a write
+    /// over the cached item lost its compare-and-set, or a read found a newer item), epoch
+    /// ms. For [`CONTENDED_MS`] after it, turns read the item first (module doc, "Read
+    /// first").
+    contended_at_ms: Option<i64>,
     /// Tokens already debited from the item, to spend here.
     lease: Option<Lease>,
     /// The client's recent spending on this instance.
@@ -264,6 +296,28 @@ impl Slot {
         let mut learned = self.learned.lock();
         learned.seen = seen;
         learned.store_failing = false;
+    }
+
+    /// Records the item a write over `over` returned at `now_ms` on a failed condition: a
+    /// write over an item seen before lost to another instance's write.
+    fn lost(&self, over: &Seen, current: Seen, now_ms: i64) {
+        let mut learned = self.learned.lock();
+        learned.seen = Some(current);
+        learned.store_failing = false;
+        if matches!(over.version, Version::At(_)) {
+            learned.contended_at_ms = Some(now_ms);
+        }
+    }
+
+    /// Records the item a read returned at `now_ms`: another instance wrote when it differs
+    /// from `cached` (the item cached when the read was sent).
+    fn read(&self, cached: Option<&Seen>, current: Seen, now_ms: i64) {
+        let mut learned = self.learned.lock();
+        learned.seen = Some(current);
+        learned.store_failing = false;
+        if cached.is_some_and(|c| c.version != current.version) {
+            learned.contended_at_ms = Some(now_ms);
+        }
     }
 
     fn set_store_failing(&self) {
@@ -373,27 +427,47 @@ enum WriteOutcome {
     Conflict(Option<Item>),
 }
 
-/// A bucket write that got no answer: an error, or none within the call timeout.
-enum WriteFailure {
-    Error(StateError),
-    Timeout,
+/// Records a renewal's failed read or write as the client's last DynamoDB call failing.
+fn renewal_failed(slot: &Slot, failure: &StoreFailure) {
+    slot.set_store_failing();
+    tracing::debug!(
+        event = "rate_limit_renewal_failed",
+        reason = failure.reason(),
+        error = %failure
+    );
 }
 
-impl WriteFailure {
+/// Which request to the bucket item failed.
+#[derive(Debug, Clone, Copy)]
+enum Request {
+    Read,
+    Write,
+}
+
+/// A bucket read or write that got no answer: an error, or none within the call timeout
+/// (`error` `None`).
+struct StoreFailure {
+    request: Request,
+    error: Option<StateError>,
+}
+
+impl StoreFailure {
     /// The `reason` of the fail-open WARN.
     fn reason(&self) -> &'static str {
-        match self {
-            Self::Error(_) => "write_error",
-            Self::Timeout => "write_timeout",
+        match (self.request, self.error.is_some()) {
+            (Request::Read, true) => "read_error",
+            (Request::Read, false) => "read_timeout",
+            (Request::Write, true) => "write_error",
+            (Request::Write, false) => "write_timeout",
         }
     }
 }
 
-impl std::fmt::Display for WriteFailure {
+impl std::fmt::Display for StoreFailure {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Self::Error(err) => err.fmt(f),
-            Self::Timeout => f.write_str("timeout"),
+        match &self.error {
+            Some(err) => err.fmt(f),
+            None => f.write_str("timeout"),
         }
     }
 }
@@ -554,12 +628,17 @@ impl DynamoRateLimiter {
     /// cached) leaves the lease as it is; a failure is recorded as the client's last
     /// DynamoDB call failing, as a call's own would be.
     async fn renew(&self, client_id: &str, slot: &Slot) {
-        let sent = self.now();
         let learned = slot.learned();
-        let left = lease::left(learned.lease.as_ref(), sent.ms, sent.instant);
-        let Some(seen) = learned.seen.filter(|_| left > 0) else {
+        let begun = self.now();
+        let left = lease::left(learned.lease.as_ref(), begun.ms, begun.instant);
+        let Some(cached) = learned.seen.filter(|_| left > 0) else {
             return;
         };
+        let seen = match self.read_first(client_id, slot, &learned).await {
+            Ok(read) => read.unwrap_or(cached),
+            Err(failure) => return renewal_failed(slot, &failure),
+        };
+        let sent = self.now();
         let want = learned
             .demand
             .want(1, sent.ms, self.settings.lease)
@@ -579,17 +658,19 @@ impl DynamoRateLimiter {
                 slot.renewed(next, granted, sent, self.now(), &self.settings);
             }
             Ok(WriteOutcome::Conflict(item)) => {
-                slot.set_seen(Some(item.as_ref().map_or(Seen::UNKNOWN, Seen::from_item)));
+                let current = item.as_ref().map_or(Seen::UNKNOWN, Seen::from_item);
+                slot.lost(&seen, current, self.clock.now_ms());
             }
-            Err(failure) => {
-                slot.set_store_failing();
-                tracing::debug!(
-                    event = "rate_limit_renewal_failed",
-                    reason = failure.reason(),
-                    error = %failure
-                );
-            }
+            Err(failure) => renewal_failed(slot, &failure),
         }
+    }
+
+    /// Records a turn's failed read or write as the client's last DynamoDB call failing, and
+    /// fails the call open (SPEC §6), with the throttled WARN.
+    fn failed_open(&self, slot: &Slot, failure: &StoreFailure) -> RateDecision {
+        slot.set_store_failing();
+        self.warn("rate_limit_fail_open", failure.reason(), failure);
+        RateDecision::FailOpen
     }
 
     /// The decision for a call whose wait for its turn timed out (module doc).
@@ -631,8 +712,11 @@ impl DynamoRateLimiter {
         learned: Learned,
         held: u32,
     ) -> RateDecision {
+        let mut seen = match self.read_first(client_id, slot, &learned).await {
+            Ok(read) => read.or(learned.seen).unwrap_or(Seen::UNKNOWN),
+            Err(failure) => return self.failed_open(slot, &failure),
+        };
         let start = self.now();
-        let mut seen = learned.seen.unwrap_or(Seen::UNKNOWN);
         let need = cost - held;
         // The calls queued behind this turn are demand already here: leasing their tokens
         // now answers them from the lease instead of one write (and one turn) each.
@@ -673,14 +757,11 @@ impl DynamoRateLimiter {
                     return RateDecision::Allowed;
                 }
                 Ok(WriteOutcome::Conflict(item)) => {
-                    seen = item.as_ref().map_or(Seen::UNKNOWN, Seen::from_item);
-                    slot.set_seen(Some(seen));
+                    let current = item.as_ref().map_or(Seen::UNKNOWN, Seen::from_item);
+                    slot.lost(&seen, current, self.clock.now_ms());
+                    seen = current;
                 }
-                Err(failure) => {
-                    slot.set_store_failing();
-                    self.warn("rate_limit_fail_open", failure.reason(), &failure);
-                    return RateDecision::FailOpen;
-                }
+                Err(failure) => return self.failed_open(slot, &failure),
             }
         }
         // ## Exhausted => Allowed (charged) | Limited (the charge proves the bucket short)
@@ -748,7 +829,7 @@ impl DynamoRateLimiter {
         live: Option<&BucketState>,
         now_ms: i64,
         next: BucketState,
-    ) -> Result<WriteOutcome, WriteFailure> {
+    ) -> Result<WriteOutcome, StoreFailure> {
         let bucket = &self.settings.bucket;
         let full = (matches!(seen.version, Version::At(_))
             && seen.state.is_some()
@@ -756,11 +837,50 @@ impl DynamoRateLimiter {
         .then(|| self.full_guard(now_ms));
         let expires_at_s = bucket_expires_at(next.updated_at_ms);
         let write = self.write(client_id, seen, &next, expires_at_s, full);
-        match tokio::time::timeout(self.settings.call_timeout, write).await {
-            Ok(Ok(outcome)) => Ok(outcome),
-            Ok(Err(err)) => Err(WriteFailure::Error(err)),
-            Err(_) => Err(WriteFailure::Timeout),
+        self.bounded(Request::Write, write).await
+    }
+
+    /// `request` bounded by the call timeout.
+    async fn bounded<T>(
+        &self,
+        request: Request,
+        call: impl Future<Output = Result<T, StateError>>,
+    ) -> Result<T, StoreFailure> {
+        match tokio::time::timeout(self.settings.call_timeout, call).await {
+            Ok(Ok(answer)) => Ok(answer),
+            Ok(Err(error)) => Err(StoreFailure {
+                request,
+                error: Some(error),
+            }),
+            Err(_) => Err(StoreFailure {
+                request,
+                error: None,
+            }),
         }
+    }
+
+    /// Reads the client's item (consistently, bounded by the call timeout) when the turn
+    /// must ("Read first" in the module doc): the cache is empty (a cold instance) or the
+    /// client is contended. Records what it found in `slot` and returns it; `Ok(None)` when
+    /// no read was due.
+    async fn read_first(
+        &self,
+        client_id: &str,
+        slot: &Slot,
+        learned: &Learned,
+    ) -> Result<Option<Seen>, StoreFailure> {
+        let now_ms = self.clock.now_ms();
+        let contended = learned
+            .contended_at_ms
+            .is_some_and(|at| now_ms.saturating_sub(at) < CONTENDED_MS);
+        if learned.seen.is_some() && !contended {
+            return Ok(None);
+        }
+        let read = self.table.get_item(format!("rl#{client_id}"));
+        let item = self.bounded(Request::Read, read).await?;
+        let current = item.as_ref().map_or(Seen::UNKNOWN, Seen::from_item);
+        slot.read(learned.seen.as_ref(), current, self.clock.now_ms());
+        Ok(Some(current))
     }
 
     /// Takes `need` whole stored tokens with an atomic decrement (no refill, no

@@ -37,6 +37,8 @@ async fn a_caller_at_one_call_a_second_writes_at_most_once_per_four_calls() {
     }
     let per_call = fake.writes() as f64 / 120.0;
     assert!(per_call <= 0.25, "{} writes for 120 calls", fake.writes());
+    // Alone on its item, the instance reads it once, cold, and never again.
+    assert_eq!(fake.state.lock().reads(), 1);
     // Leased tokens left the item when granted: the item holds what the grants left.
     assert!(fake.tokens("agent-a") <= 20.0);
 }
@@ -272,12 +274,15 @@ async fn a_cost_above_the_lease_bound_is_taken_in_one_write() {
     assert_eq!(fake.tokens("agent-k"), 13.0);
 }
 
-/// `calls` calls of `client`, `gap_ms` apart, alternating between two instances on one
-/// fake, each asserted admitted; returns the fake.
+/// `calls` calls of `client`, `gap_ms` apart, alternating between two instances ("a" and
+/// "b") on one fake, each asserted admitted; returns the fake.
 async fn alternating(client: &str, calls: usize, gap_ms: u64) -> FakeBuckets {
     let fake = FakeBuckets::new(Duration::from_millis(5));
     let clock = Arc::new(ManualClock::new(T0));
-    let (a, b) = (limiter(&fake, &clock), limiter(&fake, &clock));
+    let (a, b) = (
+        limiter(&fake.named("a"), &clock),
+        limiter(&fake.named("b"), &clock),
+    );
     for i in 0..calls {
         let instance = if i % 2 == 0 { &a } else { &b };
         assert_eq!(
@@ -296,14 +301,13 @@ async fn instances_whose_caches_went_stale_pay_one_write_while_the_bucket_is_ful
     // item is the other's write ago, but the bucket (20, 1/s) is full at every call, so the
     // widened condition holds and no call pays a failed write first.
     let fake = alternating("agent-s", 10, 10_000).await;
-    // One write per call, and one more for b's first: a cold instance's conditional create
-    // fails on the existing item and writes again on what came back.
-    assert_eq!(
-        fake.writes(),
-        11,
-        "one write per call after each instance's first"
-    );
-    // Every call after each instance's first held on the full bucket alone.
+    // One write per call: a cold instance reads the item before its first write (a
+    // conditional create would fail on b's first call, the item existing).
+    assert_eq!(fake.writes(), 10, "one write per call");
+    assert_eq!(fake.state.lock().reads(), 2, "one read per cold instance");
+    assert_eq!(fake.state.lock().failed_puts(), 0);
+    // Every call after each instance's first held on the full bucket alone, so neither
+    // instance saw the other's writes and none read again.
     assert_eq!(fake.state.lock().full_writes, 8);
     assert_eq!(fake.tokens("agent-s"), 19.0);
 }
@@ -320,10 +324,63 @@ async fn a_stale_cache_of_a_bucket_that_is_not_provably_full_retries_on_the_curr
         s.full_writes, 0,
         "no item here was provably full when written over"
     );
-    assert!(s.failed_puts() > 0, "stale caches were never caught");
+    // Each instance loses once: having seen the other's write, it reads the item before
+    // each later write (a read request instead of a failed write), and loses no more.
+    assert_eq!(
+        s.failed_puts_by.get("a"),
+        Some(&1),
+        "{:?}",
+        s.failed_puts_by
+    );
+    assert_eq!(
+        s.failed_puts_by.get("b"),
+        Some(&1),
+        "{:?}",
+        s.failed_puts_by
+    );
+    // Every turn read first but the two that lost (each instance's first over a cached
+    // item): a turn is one write, and one more when it lost.
+    let turns = s.puts + s.updates - s.failed_puts();
+    assert_eq!(s.reads(), turns - 2, "{} reads in {turns} turns", s.reads());
     drop(s);
     let left = fake.tokens("agent-t");
     assert!((0.0..=20.0).contains(&left), "{left}");
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_instance_that_no_longer_sees_other_writes_stops_reading_first() {
+    let fake = FakeBuckets::new(Duration::from_millis(5));
+    let clock = Arc::new(ManualClock::new(T0));
+    let a = limiter(&fake.named("a"), &clock);
+    let b = limiter(&fake.named("b"), &clock);
+    // B writes between A's calls, a second apart, until A has lost a race.
+    let mut i = 0;
+    while !fake.state.lock().failed_puts_by.contains_key("a") {
+        assert_eq!(a.decide("agent-c").await, RateDecision::Allowed);
+        assert_eq!(b.decide("agent-c").await, RateDecision::Allowed);
+        elapse(&clock, 1_000).await;
+        i += 1;
+        assert!(i < 20, "A never saw B's writes");
+    }
+    // B stops. A calls on alone, a call a second: it reads before each write for 30 s after
+    // it last saw B's write, then writes over its own cached item without reading.
+    let reads = |fake: &FakeBuckets| fake.state.lock().reads_by.get("a").copied().unwrap_or(0);
+    let (mut reads_early, mut reads_late, mut writes_late) = (0, 0, 0);
+    for second in 0..60 {
+        let (r, w) = (reads(&fake), fake.writes());
+        assert_eq!(a.decide("agent-c").await, RateDecision::Allowed);
+        if second < 25 {
+            reads_early += reads(&fake) - r;
+        } else if second >= 35 {
+            reads_late += reads(&fake) - r;
+            writes_late += fake.writes() - w;
+        }
+        elapse(&clock, 1_000).await;
+    }
+    assert!(reads_early > 0, "A read while B's writes were recent");
+    assert_eq!(reads_late, 0, "A stopped reading");
+    assert!(writes_late > 0, "A still wrote in the last 25 s");
+    assert_eq!(fake.state.lock().failed_puts_by.get("a"), Some(&1));
 }
 
 /// A limiter on a bucket of `capacity` refilled at `per_sec`, leases of at most `lease_max`.
@@ -494,19 +551,17 @@ async fn a_renewal_losing_its_race_leaves_the_lease_as_it_was() {
         longest = longest.max(waited);
     }
     assert_eq!(admitted, 40 + 10 + 400);
-    // A lost races, and only in renewals: no call of A waited for more than one round trip
-    // (a call's own lost race retries at once, two round trips); and a lost renewal left the
-    // lease as it was, so a call found it spent and waited for its own write.
-    assert_eq!(longest, Duration::from_millis(5));
+    // A lost a race, in a renewal, and its calls never did: a lost renewal left the lease as
+    // it was, so a call found it spent and waited for its own turn, which read the item
+    // first (A had seen B's write) and wrote once: two round trips at most.
+    assert_eq!(longest, Duration::from_millis(10));
+    let s = fake.state.lock();
+    assert!(s.failed_puts_by.get("a").copied().unwrap_or(0) > 0);
     assert!(
-        fake.state
-            .lock()
-            .failed_puts_by
-            .get("a")
-            .copied()
-            .unwrap_or(0)
-            > 0
+        s.reads_by.get("a").copied().unwrap_or(0) > 1,
+        "A read after its first loss"
     );
+    drop(s);
     // Nothing was spent that was not debited (two instances hold at most 12 each).
     let debited = 1000.0 - fake.tokens("agent-s");
     assert!(

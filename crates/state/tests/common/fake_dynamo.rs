@@ -6,7 +6,8 @@
 //!   nothing, each optionally `OR (tokens >= :full AND updated_at <= :quiet)`; a failed
 //!   condition is `ConditionalCheckFailedException` with the item;
 //! - `UpdateItem` `tokens = tokens − :need, updated_at = updated_at + :one` conditional on
-//!   `tokens >= :need`, returning the new item (or the old one on a failed condition).
+//!   `tokens >= :need`, returning the new item (or the old one on a failed condition);
+//! - `GetItem` of an `rl#*` item (the limiter reads first on a cold or contended cache).
 //!
 //! Every request is counted by operation, and each answer takes `latency` of tokio's time.
 
@@ -36,6 +37,8 @@ pub struct FakeState {
     pub puts: usize,
     /// `UpdateItem` requests.
     pub updates: usize,
+    /// `GetItem` requests, by the [`FakeBuckets::named`] name of the stand-in that sent them.
+    pub reads_by: HashMap<&'static str, usize>,
     /// `PutItem`s that held on the full-bucket condition alone (a stale or no cached item).
     pub full_writes: usize,
     /// `PutItem`s whose condition failed, by the [`FakeBuckets::named`] name of the
@@ -52,6 +55,11 @@ impl FakeState {
     /// `PutItem`s whose condition failed, whoever sent them.
     pub fn failed_puts(&self) -> usize {
         self.failed_puts_by.values().sum()
+    }
+
+    /// `GetItem`s, whoever sent them.
+    pub fn reads(&self) -> usize {
+        self.reads_by.values().sum()
     }
 }
 
@@ -175,6 +183,13 @@ impl FakeBuckets {
             item.insert("expires_at".into(), values[":exp"].clone());
             s.items.insert(pk, item.clone());
             (200, json!({"Attributes": item}))
+        } else if target.ends_with("GetItem") {
+            *s.reads_by.entry(self.name).or_default() += 1;
+            let pk = body["Key"]["pk"]["S"].as_str().unwrap();
+            match s.items.get(pk) {
+                Some(item) => (200, json!({"Item": item})),
+                None => (200, json!({})),
+            }
         } else {
             panic!("unexpected operation {target}")
         }
