@@ -33,14 +33,13 @@
 //! `a_caller_at_one_call_a_second_writes_at_most_once_per_four_calls` allows). A renewal
 //! refused by the cache or losing its compare-and-set (the item it returns is cached) leaves
 //! the lease as it was, and the call that finds it empty takes a turn of its own (a renewal
-//! reads first when the client is contended, as a turn does); one that fails
-//! counts as the client's last DynamoDB call failing (the turn timeout below), and no
-//! renewal starts until a call's own write succeeds. In Lambda a renewal still in flight
-//! when the instance is frozen ends after the thaw (the next invocation waits for it, at
-//! most the call timeout per request, which the freeze has usually used up); one answered
-//! after its
-//! lease's end leaves tokens debited and never spent (under-admission, as any lease's
-//! leftovers).
+//! reads first when the client is contended, as a turn does: "Read first" below); one whose
+//! read or write fails counts as the client's last DynamoDB call failing (the turn timeout
+//! below), and no renewal starts until a call's own write succeeds. In Lambda a renewal
+//! still in flight when the instance is frozen ends after the thaw (the next invocation
+//! waits for it, at most the call timeout for each of its read and write, which the freeze
+//! has usually used up); one answered after its lease's end leaves tokens debited and never
+//! spent (under-admission, as any lease's leftovers).
 //!
 //! **The write.** The limiter keeps, per client, the last item it saw (its own last write, the
 //! item DynamoDB returned on a failed condition, or one it read) and writes the next state
@@ -74,20 +73,24 @@
 //! billed as a write. So a turn reads the item first (`GetItem`, consistent, bounded by the
 //! call timeout like a write; failing or timing out fails open as a write does) when its cache
 //! cannot be trusted:
-//! - the instance has no item cached for the client (cold). A conditional create would fail
-//!   on every client that has called before, costing a failed write where a read costs a
-//!   read request unit (a fifth of a write's price on demand); both take two round trips,
-//!   and only a client's very first call on an instance pays a read it did not need;
-//! - the client is contended: within [`CONTENDED_MS`] this instance saw another instance's
-//!   write (a write over its cached item lost, or a read found a newer item). A client whose
-//!   calls spread over instances keeps their caches stale; reading first, its turns lose a
-//!   race only to a write landing between the read and the write. The fleet simulator's
-//!   `latency` among other agents at N = 16: 4 failed writes where 28 failed without it, 0.22
-//!   writes and 0.18 reads per call (docs/benchmarks.md). A client alone on an instance
-//!   never reads after its cold read.
+//! - the instance has no item cached for the client (cold: a Lambda instance's first call
+//!   for the client, or any after the cache of [`MAX_CACHED_CLIENTS`] started over). A
+//!   conditional create would fail on every client whose item exists, costing a failed write
+//!   where a read costs a read request unit (a fifth of a write's price on demand); both take
+//!   two round trips. Where no item exists (a new client, or one idle past the item's TTL
+//!   deletion) the read was not needed, and the call takes two round trips instead of one;
+//! - the client is contended: within [`CONTENDED`] (tokio's clock) this instance saw another
+//!   instance's write (a write over its cached item lost, or a read found a newer item). A
+//!   client whose calls spread over instances keeps their caches stale; reading first, its
+//!   turns lose a race only to a write landing between the read and the write (the fleet
+//!   simulator's `latency` among other agents, docs/benchmarks.md).
 //!
-//! The read counts as the turn's first round trip: a contended turn takes two, as a lost race
-//! did.
+//! A client alone on an instance reads once, cold, and again only after its own write was
+//! seen to lose (a write that timed out but landed loses the next compare-and-set, which
+//! reads as contention). The read is one more round trip in a turn: a contended turn takes
+//! two, as a lost race did, even when the full-bucket condition would have let the write
+//! hold alone. A read's answer does not clear `store_failing` (reads may work while writes
+//! fail); only a write's does.
 //!
 //! **Denials cost no write.** Every write by any instance sets `tokens = refilled − granted`
 //! (granted ≥ 1), so the true bucket can only hold *fewer* tokens than the cached item refilled
@@ -156,10 +159,10 @@ use warn::WarnThrottle;
 const MAX_CACHED_CLIENTS: usize = 10_000;
 
 /// How long after an instance last saw another instance's write to a client's item its turns
-/// for that client read the item before writing, ms (module doc, "Read first"): six default
+/// for that client read the item before writing (module doc, "Read first"): six default
 /// lease durations, so a client whose calls spread over instances stays contended between its
 /// turns, and one whose calls moved to one instance stops paying the read soon after.
-const CONTENDED_MS: i64 = 30_000;
+const CONTENDED: std::time::Duration = std::time::Duration::from_secs(30);
 
 /// The compare-and-set version of the item last seen.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -211,6 +214,17 @@ impl Seen {
             Some(exp) if exp <= now_ms.div_euclid(1000) => None,
             _ => self.state,
         }
+    }
+
+    /// The item in an answer (`None`: there is none).
+    fn answered(item: Option<&Item>) -> Self {
+        item.map_or(Self::UNKNOWN, Self::from_item)
+    }
+
+    /// Whether an answer showing `current` over this cached item shows another instance's
+    /// write: the item was seen before and has changed since.
+    fn overwritten_by(&self, current: &Seen) -> bool {
+        matches!(self.version, Version::At(_)) && self.version != current.version
     }
 
     /// The item this limiter just wrote as `state`.
@@ -269,10 +283,10 @@ struct Learned {
     /// Whether the last DynamoDB call for this client failed or timed out.
     store_failing: bool,
     /// When this instance last saw another instance's write to the client's item (a write
-    /// over the cached item lost its compare-and-set, or a read found a newer item), epoch
-    /// ms. For [`CONTENDED_MS`] after it, turns read the item first (module doc, "Read
-    /// first").
-    contended_at_ms: Option<i64>,
+    /// over the cached item lost its compare-and-set, or a read found a newer item), on
+    /// tokio's clock (a wall clock set back does not prolong it). For [`CONTENDED`] after it,
+    /// turns read the item first (module doc, "Read first").
+    other_wrote_at: Option<tokio::time::Instant>,
     /// Tokens already debited from the item, to spend here.
     lease: Option<Lease>,
     /// The client's recent spending on this instance.
@@ -292,31 +306,16 @@ impl Slot {
         *self.learned.lock()
     }
 
-    fn set_seen(&self, seen: Option<Seen>) {
+    /// Caches the item an answer showed (`None`: proved nothing). An answer to a write clears
+    /// `store_failing`; a read's does not (reads may work while writes fail, and only a write
+    /// shows the store takes them). `other_wrote_at`: when the answer showed another
+    /// instance's write.
+    fn learn(&self, seen: Option<Seen>, write: bool, other_wrote_at: Option<tokio::time::Instant>) {
         let mut learned = self.learned.lock();
         learned.seen = seen;
-        learned.store_failing = false;
-    }
-
-    /// Records the item a write over `over` returned at `now_ms` on a failed condition: a
-    /// write over an item seen before lost to another instance's write.
-    fn lost(&self, over: &Seen, current: Seen, now_ms: i64) {
-        let mut learned = self.learned.lock();
-        learned.seen = Some(current);
-        learned.store_failing = false;
-        if matches!(over.version, Version::At(_)) {
-            learned.contended_at_ms = Some(now_ms);
-        }
-    }
-
-    /// Records the item a read returned at `now_ms`: another instance wrote when it differs
-    /// from `cached` (the item cached when the read was sent).
-    fn read(&self, cached: Option<&Seen>, current: Seen, now_ms: i64) {
-        let mut learned = self.learned.lock();
-        learned.seen = Some(current);
-        learned.store_failing = false;
-        if cached.is_some_and(|c| c.version != current.version) {
-            learned.contended_at_ms = Some(now_ms);
+        learned.store_failing &= !write;
+        if other_wrote_at.is_some() {
+            learned.other_wrote_at = other_wrote_at;
         }
     }
 
@@ -442,9 +441,11 @@ fn renewal_failed(slot: &Slot, failure: &StoreFailure) {
 enum Request {
     Read,
     Write,
+    /// The atomic charge after lost races.
+    Charge,
 }
 
-/// A bucket read or write that got no answer: an error, or none within the call timeout
+/// A bucket request that got no answer: an error, or none within the call timeout
 /// (`error` `None`).
 struct StoreFailure {
     request: Request,
@@ -459,6 +460,8 @@ impl StoreFailure {
             (Request::Read, false) => "read_timeout",
             (Request::Write, true) => "write_error",
             (Request::Write, false) => "write_timeout",
+            (Request::Charge, true) => "charge_error",
+            (Request::Charge, false) => "charge_timeout",
         }
     }
 }
@@ -658,8 +661,7 @@ impl DynamoRateLimiter {
                 slot.renewed(next, granted, sent, self.now(), &self.settings);
             }
             Ok(WriteOutcome::Conflict(item)) => {
-                let current = item.as_ref().map_or(Seen::UNKNOWN, Seen::from_item);
-                slot.lost(&seen, current, self.clock.now_ms());
+                self.lost(slot, &seen, item.as_ref());
             }
             Err(failure) => renewal_failed(slot, &failure),
         }
@@ -756,11 +758,7 @@ impl DynamoRateLimiter {
                     );
                     return RateDecision::Allowed;
                 }
-                Ok(WriteOutcome::Conflict(item)) => {
-                    let current = item.as_ref().map_or(Seen::UNKNOWN, Seen::from_item);
-                    slot.lost(&seen, current, self.clock.now_ms());
-                    seen = current;
-                }
+                Ok(WriteOutcome::Conflict(item)) => seen = self.lost(slot, &seen, item.as_ref()),
                 Err(failure) => return self.failed_open(slot, &failure),
             }
         }
@@ -770,14 +768,14 @@ impl DynamoRateLimiter {
             tries = self.settings.max_tries
         );
         let charge = self.charge(client_id, need, bucket_expires_at(self.clock.now_ms()));
-        match tokio::time::timeout(self.settings.call_timeout, charge).await {
-            Ok(Ok(Charge::Taken(item))) => {
+        match self.bounded(Request::Charge, charge).await {
+            Ok(Charge::Taken(item)) => {
                 let seen = item.as_ref().map(Seen::from_item);
                 slot.admitted(seen, held, need, cost, self.now(), &self.settings);
                 RateDecision::Allowed
             }
-            Ok(Ok(Charge::Short(item))) => {
-                let seen = item.as_ref().map_or(Seen::UNKNOWN, Seen::from_item);
+            Ok(Charge::Short(item)) => {
+                let seen = Seen::answered(item.as_ref());
                 let now = self.now();
                 match self.settings.bucket.grant(
                     seen.live_state(now.ms).as_ref(),
@@ -786,7 +784,7 @@ impl DynamoRateLimiter {
                     need,
                 ) {
                     Take::Denied { retry_after_s } => {
-                        slot.set_seen(item.is_some().then_some(seen));
+                        slot.learn(item.is_some().then_some(seen), true, None);
                         RateDecision::Limited { retry_after_s }
                     }
                     // Stored < need but refilled >= need: tokens exist that an atomic
@@ -804,14 +802,9 @@ impl DynamoRateLimiter {
                     }
                 }
             }
-            Ok(Err(err)) => {
+            Err(failure) => {
                 slot.set_store_failing();
-                self.warn("rate_limit_charge_failed", "charge_error", &err);
-                RateDecision::Allowed
-            }
-            Err(_) => {
-                slot.set_store_failing();
-                self.warn("rate_limit_charge_failed", "charge_timeout", &"timeout");
+                self.warn("rate_limit_charge_failed", failure.reason(), &failure);
                 RateDecision::Allowed
             }
         }
@@ -869,18 +862,29 @@ impl DynamoRateLimiter {
         slot: &Slot,
         learned: &Learned,
     ) -> Result<Option<Seen>, StoreFailure> {
-        let now_ms = self.clock.now_ms();
         let contended = learned
-            .contended_at_ms
-            .is_some_and(|at| now_ms.saturating_sub(at) < CONTENDED_MS);
+            .other_wrote_at
+            .is_some_and(|at| at.elapsed() < CONTENDED);
         if learned.seen.is_some() && !contended {
             return Ok(None);
         }
         let read = self.table.get_item(format!("rl#{client_id}"));
         let item = self.bounded(Request::Read, read).await?;
-        let current = item.as_ref().map_or(Seen::UNKNOWN, Seen::from_item);
-        slot.read(learned.seen.as_ref(), current, self.clock.now_ms());
+        let current = Seen::answered(item.as_ref());
+        let other_wrote = learned.seen.is_some_and(|c| c.overwritten_by(&current));
+        let now = tokio::time::Instant::now();
+        slot.learn(Some(current), false, other_wrote.then_some(now));
         Ok(Some(current))
+    }
+
+    /// Caches the item a write over `over` returned on a failed condition and returns it:
+    /// a write over an item seen before lost to another instance's write.
+    fn lost(&self, slot: &Slot, over: &Seen, item: Option<&Item>) -> Seen {
+        let current = Seen::answered(item);
+        let now = tokio::time::Instant::now();
+        let other_wrote = matches!(over.version, Version::At(_));
+        slot.learn(Some(current), true, other_wrote.then_some(now));
+        current
     }
 
     /// Takes `need` whole stored tokens with an atomic decrement (no refill, no

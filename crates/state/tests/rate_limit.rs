@@ -165,7 +165,7 @@ async fn steady_state_costs_one_request_per_admitted_call_and_none_per_denial() 
     assert_eq!(
         counter.get(),
         2,
-        "cold: conditional create fails, returns the item, retry"
+        "cold: one read of the existing item, then one write"
     );
 
     let before = counter.get();
@@ -335,22 +335,28 @@ async fn a_call_admitted_after_lost_races_is_still_charged() {
     };
     let a = DynamoRateLimiter::new(&table, one_try, clock.clone());
     let b = DynamoRateLimiter::new(&table, one_try, clock.clone());
+    // Both cold: each reads, then writes (a creates the item at T0 with 19, b writes 18 at
+    // T0 + 1 over what it read).
     assert_eq!(a.decide("agent-e").await, RateDecision::Allowed);
-    // b is cold: its only conditional create loses, so it admits and charges atomically.
     assert_eq!(b.decide("agent-e").await, RateDecision::Allowed);
+    // Half a second on, a's cached item (its own write) is stale and a has seen no other
+    // write, so it writes without reading: its only try loses, and it admits and charges
+    // atomically. A write would have refilled (18.5 − 1 at T0 + 500); the charge takes the
+    // stored tokens down by one and moves `updated_at` on by 1 ms.
+    clock.advance_ms(500);
+    assert_eq!(a.decide("agent-e").await, RateDecision::Allowed);
     let stored = item(&table, "agent-e").await;
     let tokens: f64 = stored["tokens"].as_n().unwrap().parse().unwrap();
     let updated: i64 = stored["updated_at"].as_n().unwrap().parse().unwrap();
-    assert_eq!(tokens, 18.0);
-    assert_eq!(updated, 1_800_000_000_001);
-    // b's cache now holds the charged item: its next call is one clean write.
-    assert_eq!(b.decide("agent-e").await, RateDecision::Allowed);
-    let tokens: f64 = item(&table, "agent-e").await["tokens"]
-        .as_n()
-        .unwrap()
-        .parse()
-        .unwrap();
     assert_eq!(tokens, 17.0);
+    assert_eq!(updated, 1_800_000_000_002);
+    // a's cache now holds the charged item: its next call is one clean write over it.
+    assert_eq!(a.decide("agent-e").await, RateDecision::Allowed);
+    let stored = item(&table, "agent-e").await;
+    let tokens: f64 = stored["tokens"].as_n().unwrap().parse().unwrap();
+    let updated: i64 = stored["updated_at"].as_n().unwrap().parse().unwrap();
+    assert!((tokens - 16.498).abs() < 1e-6, "{tokens}");
+    assert_eq!(updated, 1_800_000_000_500);
 }
 
 #[tokio::test]
@@ -358,6 +364,14 @@ async fn the_charge_after_lost_races_never_overdraws() {
     let sdk = sdk_config().await;
     let table = fresh_table(&sdk).await;
     let now_ms: i64 = 1_800_000_000_000;
+    let one_try = RateLimitSettings {
+        max_tries: 1,
+        ..settings()
+    };
+    // The instance caches the item it creates (19 tokens at T0 − 1 ms).
+    let limiter = DynamoRateLimiter::new(&table, one_try, Arc::new(ManualClock::new(now_ms - 1)));
+    assert_eq!(limiter.decide("agent-f").await, RateDecision::Allowed);
+    // Another writer leaves half a token at T0.
     table
         .client()
         .put_item()
@@ -372,12 +386,8 @@ async fn the_charge_after_lost_races_never_overdraws() {
         .send()
         .await
         .unwrap();
-    let one_try = RateLimitSettings {
-        max_tries: 1,
-        ..settings()
-    };
-    // Cold: the one conditional create loses; the charge finds half a token: refused.
-    let limiter = DynamoRateLimiter::new(&table, one_try, Arc::new(ManualClock::new(now_ms)));
+    // The cached item says 19 tokens: the one write over it loses; the charge finds half a
+    // token: refused, nothing taken.
     assert_eq!(
         limiter.decide("agent-f").await,
         RateDecision::Limited { retry_after_s: 1 }

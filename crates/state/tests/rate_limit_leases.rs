@@ -348,40 +348,44 @@ async fn a_stale_cache_of_a_bucket_that_is_not_provably_full_retries_on_the_curr
 }
 
 #[tokio::test(start_paused = true)]
-async fn an_instance_that_no_longer_sees_other_writes_stops_reading_first() {
+async fn an_instance_reads_first_for_30_s_after_it_last_saw_another_instances_write() {
     let fake = FakeBuckets::new(Duration::from_millis(5));
     let clock = Arc::new(ManualClock::new(T0));
-    let a = limiter(&fake.named("a"), &clock);
-    let b = limiter(&fake.named("b"), &clock);
-    // B writes between A's calls, a second apart, until A has lost a race.
-    let mut i = 0;
-    while !fake.state.lock().failed_puts_by.contains_key("a") {
-        assert_eq!(a.decide("agent-c").await, RateDecision::Allowed);
-        assert_eq!(b.decide("agent-c").await, RateDecision::Allowed);
-        elapse(&clock, 1_000).await;
-        i += 1;
-        assert!(i < 20, "A never saw B's writes");
-    }
-    // B stops. A calls on alone, a call a second: it reads before each write for 30 s after
-    // it last saw B's write, then writes over its own cached item without reading.
+    // One token per write: every call takes a turn.
+    let a = limiter_with(&fake.named("a"), &clock, ONE_PER_WRITE);
+    let b = limiter_with(&fake.named("b"), &clock, ONE_PER_WRITE);
     let reads = |fake: &FakeBuckets| fake.state.lock().reads_by.get("a").copied().unwrap_or(0);
-    let (mut reads_early, mut reads_late, mut writes_late) = (0, 0, 0);
-    for second in 0..60 {
-        let (r, w) = (reads(&fake), fake.writes());
-        assert_eq!(a.decide("agent-c").await, RateDecision::Allowed);
-        if second < 25 {
-            reads_early += reads(&fake) - r;
-        } else if second >= 35 {
-            reads_late += reads(&fake) - r;
-            writes_late += fake.writes() - w;
-        }
-        elapse(&clock, 1_000).await;
-    }
-    assert!(reads_early > 0, "A read while B's writes were recent");
-    assert_eq!(reads_late, 0, "A stopped reading");
-    assert!(writes_late > 0, "A still wrote in the last 25 s");
+    // A caches its write, B writes over it, and A's next write, a second on, loses (the item
+    // B left, 18 tokens, is not provably full) and is retried on what came back.
+    assert_eq!(a.decide("agent-c").await, RateDecision::Allowed);
+    assert_eq!(b.decide("agent-c").await, RateDecision::Allowed);
+    elapse(&clock, 1_000).await;
+    let before = reads(&fake);
+    assert_eq!(a.decide("agent-c").await, RateDecision::Allowed);
+    assert_eq!(reads(&fake), before, "A did not know of B's write");
     assert_eq!(fake.state.lock().failed_puts_by.get("a"), Some(&1));
+    // A alone now: 29 s after the loss it still reads first; 31 s after, it no longer does.
+    elapse(&clock, 29_000).await;
+    assert_eq!(
+        counted_call(&a, &fake).await,
+        (1, 1),
+        "read, then one write"
+    );
+    elapse(&clock, 2_000).await;
+    assert_eq!(counted_call(&a, &fake).await, (0, 1), "one write, no read");
+    assert_eq!(fake.state.lock().failed_puts(), 1);
 }
+
+/// One admitted call of "agent-c" by instance "a": the reads and writes it made.
+async fn counted_call(a: &DynamoRateLimiter, fake: &FakeBuckets) -> (usize, usize) {
+    let reads = || fake.state.lock().reads_by.get("a").copied().unwrap_or(0);
+    let (r, w) = (reads(), fake.writes());
+    assert_eq!(a.decide("agent-c").await, RateDecision::Allowed);
+    (reads() - r, fake.writes() - w)
+}
+
+/// Capacity 20, 1 token/s, one token per write.
+const ONE_PER_WRITE: (f64, f64, u32) = (20.0, 1.0, 1);
 
 /// A limiter on a bucket of `capacity` refilled at `per_sec`, leases of at most `lease_max`.
 fn limiter_with(
@@ -571,6 +575,78 @@ async fn a_renewal_losing_its_race_leaves_the_lease_as_it_was() {
     assert!(
         debited <= admitted as f64 + 24.5,
         "{admitted} admitted, {debited} debited"
+    );
+}
+
+/// A caller at 10 calls/s on instance A (leases renewed ahead) whose item instance B writes
+/// once: A's next renewal loses, so A is contended from then on.
+async fn contended_caller(fake: &FakeBuckets, clock: &Arc<ManualClock>) -> DynamoRateLimiter {
+    let a = limiter_with(&fake.named("a"), clock, FAST);
+    let b = limiter_with(&fake.named("b"), clock, FAST);
+    at_ten_a_second(&a, clock, 50).await;
+    assert_eq!(b.decide("agent-f").await, RateDecision::Allowed);
+    at_ten_a_second(&a, clock, 30).await;
+    assert_eq!(fake.state.lock().failed_puts_by.get("a"), Some(&1));
+    a
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_contended_callers_renewals_read_first_and_no_call_waits() {
+    let fake = FakeBuckets::new(Duration::from_millis(5));
+    let clock = Arc::new(ManualClock::new(T0));
+    let a = contended_caller(&fake, &clock).await;
+    let (writes, reads) = (fake.writes(), fake.state.lock().reads_by["a"]);
+    // Calls 100 ms apart, each followed by a few polls of the renewal it may have started
+    // (`tokio::time::advance` alone fires one round trip of it per call: its read, then its
+    // write, would end a call later, and the lease's last call would wait for them).
+    let mut waits = Vec::new();
+    for _ in 0..100 {
+        let start = tokio::time::Instant::now();
+        assert_eq!(a.decide("agent-f").await, RateDecision::Allowed);
+        waits.push(start.elapsed());
+        for _ in 0..10 {
+            tokio::task::yield_now().await;
+        }
+        elapse(&clock, 100).await;
+    }
+    // Every write was a renewal in the background, each after a read.
+    assert!(waits.iter().all(Duration::is_zero), "{waits:?}");
+    let renewals = fake.writes() - writes;
+    assert!(
+        (9..=11).contains(&renewals),
+        "{renewals} renewals for 100 calls"
+    );
+    assert_eq!(fake.state.lock().reads_by["a"] - reads, renewals);
+    assert_eq!(fake.state.lock().failed_puts(), 1);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_renewal_whose_read_fails_stops_renewals_and_calls_fail_open_when_the_lease_is_spent() {
+    let fake = FakeBuckets::new(Duration::from_millis(5));
+    let clock = Arc::new(ManualClock::new(T0));
+    let a = contended_caller(&fake, &clock).await;
+    // Reads fail, writes would still work: the next renewal's read fails, which counts as
+    // the client's last DynamoDB call failing, so it writes nothing and none starts again.
+    fake.state.lock().failing_reads = true;
+    let writes = fake.writes();
+    let mut decisions = Vec::new();
+    for _ in 0..30 {
+        decisions.push(a.decide("agent-f").await);
+        elapse(&clock, 100).await;
+    }
+    assert_eq!(fake.writes(), writes, "nothing written: {decisions:?}");
+    let first_open = decisions
+        .iter()
+        .position(|d| *d == RateDecision::FailOpen)
+        .expect("the lease ran out");
+    assert!(
+        decisions[..first_open]
+            .iter()
+            .all(|d| *d == RateDecision::Allowed)
+    );
+    assert!(
+        fake.state.lock().failed_requests >= 2,
+        "the renewal's read and a call's"
     );
 }
 

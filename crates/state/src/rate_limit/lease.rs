@@ -8,10 +8,14 @@
 //!   back: the item already holds `refilled − granted`, so the loss is under-admission only.
 //! - [`Demand`] is the client's recent spending on this instance, an exponentially weighted
 //!   rate with the lease duration as its time constant, on the wall clock (a clock set back
-//!   decays nothing; one jumping ahead only makes the next lease smaller). The next grant asks for what that
-//!   rate spends over one lease duration, this call included ([`Demand::want`]): a client that
-//!   calls rarely asks for its call's cost alone (g = 1 for a cost of 1), one calling once a
-//!   second with 5 s leases asks for 5.
+//!   decays nothing; one jumping ahead only makes the next lease smaller). The average
+//!   starts from zero, so while a run of spending is younger than a few windows it is scaled
+//!   up by the share of a steady rate it can have reached (observed over at least 1 s): a
+//!   client whose calls arrive at a fresh instance (a Lambda cold start, or calls moving
+//!   between instances) gets leases sized to its rate after a second, not after five. The
+//!   next grant asks for what that rate spends over one lease duration, this call included
+//!   ([`Demand::want`]): a client that calls rarely asks for its call's cost alone (g = 1 for
+//!   a cost of 1), one calling once a second with 5 s leases asks for 5.
 
 use std::time::Duration;
 
@@ -70,17 +74,44 @@ pub fn left(lease: Option<&Lease>, now_ms: i64, now: Instant) -> u32 {
     lease.map_or(0, |l| l.left(now_ms, now))
 }
 
+/// The least span of spending [`Demand`] scales its estimate up from, ms: a run's first call
+/// and a second one 100 ms later read as one call a second, not ten.
+const MIN_OBSERVED_MS: i64 = 1_000;
+
+/// Windows without a spend after which the next spend starts a new run (the rate has decayed
+/// to e⁻³, 5 %, of what it was).
+const IDLE_WINDOWS: i64 = 3;
+
 /// One client's recent spending on this instance, in tokens per second.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Demand {
     rate: f64,
     /// The last spend, epoch ms.
     at_ms: Option<i64>,
+    /// The first spend of the current run (spends with less than [`IDLE_WINDOWS`] windows
+    /// between them), epoch ms.
+    since_ms: Option<i64>,
 }
 
 impl Demand {
-    /// The rate at `now_ms`, decayed with time constant `window` since the last spend.
+    /// The rate at `now_ms`: the average decayed with time constant `window` since the last
+    /// spend, scaled up by the share of a steady rate it can have reached since the run began
+    /// (`1 − e^(−t/window)` after t, at least [`MIN_OBSERVED_MS`]; the average starts from 0,
+    /// so without this a client calling 10 times a second through a fresh instance reads as
+    /// 1.8 a second after 1 s, and its first leases are a fifth of its demand).
     fn rate_at(&self, now_ms: i64, window: Duration) -> f64 {
+        let (Some(at), Some(since)) = (self.at_ms, self.since_ms) else {
+            return 0.0;
+        };
+        let tau = window.as_secs_f64().max(1e-3);
+        let elapsed = now_ms.saturating_sub(at).max(0) as f64 / 1000.0;
+        // From the run's start to now, or to the last spend when the wall clock was set back.
+        let observed = now_ms.max(at).saturating_sub(since).max(MIN_OBSERVED_MS) as f64 / 1000.0;
+        self.rate * (-elapsed / tau).exp() / (1.0 - (-observed / tau).exp())
+    }
+
+    /// The average alone, decayed to `now_ms` (what [`Self::record`] adds to).
+    fn average_at(&self, now_ms: i64, window: Duration) -> f64 {
         match self.at_ms {
             None => 0.0,
             Some(at) => {
@@ -102,7 +133,16 @@ impl Demand {
     /// Records a spend of `cost` tokens at `now_ms`.
     pub fn record(&mut self, cost: u32, now_ms: i64, window: Duration) {
         let tau = window.as_secs_f64().max(1e-3);
-        self.rate = self.rate_at(now_ms, window) + f64::from(cost) / tau;
+        let idle_ms = i64::try_from(window.as_millis())
+            .unwrap_or(i64::MAX)
+            .saturating_mul(IDLE_WINDOWS);
+        let new_run = self
+            .at_ms
+            .is_none_or(|at| now_ms.saturating_sub(at) >= idle_ms);
+        if new_run {
+            self.since_ms = Some(now_ms);
+        }
+        self.rate = self.average_at(now_ms, window) + f64::from(cost) / tau;
         self.at_ms = Some(self.at_ms.map_or(now_ms, |at| at.max(now_ms)));
     }
 }
@@ -152,6 +192,23 @@ mod tests {
         }
         let want = d.want(1, t0 + 60_000, FIVE_S);
         assert!((48..=53).contains(&want), "{want}");
+        // A fresh run at ten a second wants about its demand after one second of it (the
+        // average alone, 1.8 a second then, would want 10).
+        let mut fresh = Demand::default();
+        for i in 0..10 {
+            fresh.record(1, t0 + i * 100, FIVE_S);
+        }
+        let want = fresh.want(1, t0 + 1_000, FIVE_S);
+        assert!((45..=55).contains(&want), "{want}");
+        // Two calls 100 ms apart read as one a second (the least span observed), not ten.
+        let mut pair = Demand::default();
+        pair.record(1, t0, FIVE_S);
+        pair.record(1, t0 + 100, FIVE_S);
+        assert_eq!(pair.want(1, t0 + 100, FIVE_S), 11);
+        // Three windows idle: the next spend starts a new run (a rare caller stays at 1).
+        assert_eq!(pair.want(1, t0 + 15_100, FIVE_S), 1);
+        pair.record(1, t0 + 15_100, FIVE_S);
+        assert_eq!(pair.since_ms, Some(t0 + 15_100));
         // A wall clock set back decays nothing and records nothing earlier.
         let at_last = d.want(1, t0 + 59_900, FIVE_S);
         assert_eq!(d.want(1, t0, FIVE_S), at_last);

@@ -49,6 +49,9 @@ pub struct FakeState {
     pub failing: bool,
     /// Requests answered 500 while `failing`.
     pub failed_requests: usize,
+    /// While set, every `GetItem` is answered 500 (writes still work), and counted in
+    /// `failed_requests` only.
+    pub failing_reads: bool,
 }
 
 impl FakeState {
@@ -119,7 +122,7 @@ impl FakeBuckets {
 
     fn answer(&self, target: &str, body: &Value) -> (u16, Value) {
         let mut s = self.state.lock();
-        if s.failing {
+        if s.failing || (s.failing_reads && target.ends_with("GetItem")) {
             s.failed_requests += 1;
             return (
                 500,
@@ -184,6 +187,10 @@ impl FakeBuckets {
             s.items.insert(pk, item.clone());
             (200, json!({"Attributes": item}))
         } else if target.ends_with("GetItem") {
+            assert_eq!(
+                body["ConsistentRead"], true,
+                "an eventually consistent read"
+            );
             *s.reads_by.entry(self.name).or_default() += 1;
             let pk = body["Key"]["pk"]["S"].as_str().unwrap();
             match s.items.get(pk) {
