@@ -109,9 +109,9 @@ fn parse(dependency: &str, item: &Item) -> Result<BreakerItem, &'static str> {
 }
 
 impl StateTable {
-    /// Reads every `breaker#<dependency>` item present, in SPEC §8 order ([`Dependency::ALL`]), each parsed
-    /// or with the reason it is malformed. Expired items are included (see
-    /// [`BreakerItem::is_expired`]).
+    /// Reads every `breaker#<dependency>` item present, in SPEC §8 order
+    /// ([`Dependency::ALL`]), each parsed or with the reason it is malformed. Expired items are
+    /// included (see [`BreakerItem::is_expired`]).
     ///
     /// # Errors
     /// [`StateError::Aws`] when the read fails or leaves keys unprocessed.
@@ -161,7 +161,7 @@ impl StateTable {
     ///
     /// # Errors
     /// [`StateError::UnknownDependency`]; [`StateError::InvalidSetting`] when `reason` or
-    /// `set_by` is empty, over [`MAX_TEXT_CHARS`] characters or holds control characters;
+    /// `set_by` is empty, over 500 characters (`MAX_TEXT_CHARS`) or holds control characters;
     /// [`StateError::Aws`] when the write fails.
     pub async fn force_open_breaker(
         &self,
