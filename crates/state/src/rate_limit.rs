@@ -222,7 +222,8 @@ impl Seen {
     }
 
     /// Whether an answer showing `current` over this cached item shows another instance's
-    /// write: the item was seen before and has changed since.
+    /// write: the item was seen before and has changed since (always so for a write over it
+    /// that failed its condition).
     fn overwritten_by(&self, current: &Seen) -> bool {
         matches!(self.version, Version::At(_)) && self.version != current.version
     }
@@ -308,15 +309,25 @@ impl Slot {
 
     /// Caches the item an answer showed (`None`: proved nothing). An answer to a write clears
     /// `store_failing`; a read's does not (reads may work while writes fail, and only a write
-    /// shows the store takes them). `other_wrote_at`: when the answer showed another
-    /// instance's write.
-    fn learn(&self, seen: Option<Seen>, write: bool, other_wrote_at: Option<tokio::time::Instant>) {
+    /// shows the store takes them). `other_wrote`: the answer showed another instance's
+    /// write, now.
+    fn learn(&self, seen: Option<Seen>, write: bool, other_wrote: bool) {
         let mut learned = self.learned.lock();
         learned.seen = seen;
         learned.store_failing &= !write;
-        if other_wrote_at.is_some() {
-            learned.other_wrote_at = other_wrote_at;
+        if other_wrote {
+            learned.other_wrote_at = Some(tokio::time::Instant::now());
         }
+    }
+
+    /// Caches the item in the answer to a read, or to a write that failed its condition
+    /// (`write`), sent over `over` (the item cached then), and returns it; the item differing
+    /// from `over` shows another instance's write.
+    fn observed(&self, over: Option<&Seen>, item: Option<&Item>, write: bool) -> Seen {
+        let current = Seen::answered(item);
+        let other_wrote = over.is_some_and(|o| o.overwritten_by(&current));
+        self.learn(Some(current), write, other_wrote);
+        current
     }
 
     fn set_store_failing(&self) {
@@ -661,7 +672,7 @@ impl DynamoRateLimiter {
                 slot.renewed(next, granted, sent, self.now(), &self.settings);
             }
             Ok(WriteOutcome::Conflict(item)) => {
-                self.lost(slot, &seen, item.as_ref());
+                slot.observed(Some(&seen), item.as_ref(), true);
             }
             Err(failure) => renewal_failed(slot, &failure),
         }
@@ -758,7 +769,9 @@ impl DynamoRateLimiter {
                     );
                     return RateDecision::Allowed;
                 }
-                Ok(WriteOutcome::Conflict(item)) => seen = self.lost(slot, &seen, item.as_ref()),
+                Ok(WriteOutcome::Conflict(item)) => {
+                    seen = slot.observed(Some(&seen), item.as_ref(), true);
+                }
                 Err(failure) => return self.failed_open(slot, &failure),
             }
         }
@@ -784,7 +797,7 @@ impl DynamoRateLimiter {
                     need,
                 ) {
                     Take::Denied { retry_after_s } => {
-                        slot.learn(item.is_some().then_some(seen), true, None);
+                        slot.learn(item.is_some().then_some(seen), true, false);
                         RateDecision::Limited { retry_after_s }
                     }
                     // Stored < need but refilled >= need: tokens exist that an atomic
@@ -870,21 +883,11 @@ impl DynamoRateLimiter {
         }
         let read = self.table.get_item(format!("rl#{client_id}"));
         let item = self.bounded(Request::Read, read).await?;
-        let current = Seen::answered(item.as_ref());
-        let other_wrote = learned.seen.is_some_and(|c| c.overwritten_by(&current));
-        let now = tokio::time::Instant::now();
-        slot.learn(Some(current), false, other_wrote.then_some(now));
-        Ok(Some(current))
-    }
-
-    /// Caches the item a write over `over` returned on a failed condition and returns it:
-    /// a write over an item seen before lost to another instance's write.
-    fn lost(&self, slot: &Slot, over: &Seen, item: Option<&Item>) -> Seen {
-        let current = Seen::answered(item);
-        let now = tokio::time::Instant::now();
-        let other_wrote = matches!(over.version, Version::At(_));
-        slot.learn(Some(current), true, other_wrote.then_some(now));
-        current
+        Ok(Some(slot.observed(
+            learned.seen.as_ref(),
+            item.as_ref(),
+            false,
+        )))
     }
 
     /// Takes `need` whole stored tokens with an atomic decrement (no refill, no

@@ -110,17 +110,16 @@ impl Demand {
     /// a second through a fresh instance reads as 1.8 a second after 1 s, and its first
     /// leases are a fifth of its demand.
     fn rate_at(&self, now_ms: i64, window: Duration) -> f64 {
+        let average = self.average_at(now_ms, window);
         let (Some(at), Some(since)) = (self.at_ms, self.since_ms) else {
-            return 0.0;
+            return average;
         };
-        let tau = window.as_secs_f64().max(1e-3);
-        let elapsed = now_ms.saturating_sub(at).max(0) as f64 / 1000.0;
         if self.spends < MIN_SPENDS {
-            return self.rate * (-elapsed / tau).exp();
+            return average;
         }
         // From the run's start to now, or to the last spend when the wall clock was set back.
         let observed = now_ms.max(at).saturating_sub(since).max(MIN_OBSERVED_MS) as f64 / 1000.0;
-        self.rate * (-elapsed / tau).exp() / (1.0 - (-observed / tau).exp())
+        average / (1.0 - (-observed / window.as_secs_f64().max(1e-3)).exp())
     }
 
     /// The average alone, decayed to `now_ms` (what [`Self::record`] adds to).
