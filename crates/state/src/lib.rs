@@ -31,7 +31,7 @@ pub use overrides::{
     BreakerItem, DynamoOverrides, Fetched, MAX_WRITES, OverrideFetcher, OverrideSettings,
     OverrideSnapshot, TRIP_BREAKERS, TripItem, TripSnapshot, TripWrite, instance_id, is_dependency,
 };
-pub use rate_limit::{DynamoRateLimiter, RateLimitSettings};
+pub use rate_limit::{BucketKey, DynamoRateLimiter, RateLimitSettings};
 pub use secrets::{
     CHAOS_SECRET_ENV, ChaosKey, DEFAULT_CHAOS_SECRET_ID, SecretCache, SecretFetcher,
     decode_chaos_key,
