@@ -11,7 +11,8 @@
 //! - [`SecretCache`]: the chaos HMAC key from Secrets Manager, cached 5 minutes.
 //! - [`screening`]: `screening#<id>` items, written by the gateway and finished by the
 //!   screening-worker (SPEC §4, §8); [`sim_chaos`]: screening-sim's `simchaos#<service>` knobs.
-//! - [`Clock`]: wall-clock epoch milliseconds, injectable for tests.
+//! - [`Clock`]: wall-clock epoch milliseconds, injectable for tests; with feature
+//!   `test-support`, `test_support`'s request counter for the emulator tests and bucket-load.
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
@@ -24,6 +25,8 @@ pub mod screening;
 mod secrets;
 pub mod sim_chaos;
 mod table;
+#[cfg(feature = "test-support")]
+pub mod test_support;
 
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use error::StateError;

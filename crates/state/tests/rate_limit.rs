@@ -6,8 +6,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use aws_sdk_dynamodb::types::AttributeValue;
-use common::{CallCounter, counted_dynamo, fresh_table, sdk_config, unique};
+use common::{fresh_table, sdk_config, unique};
 use kosha_resilience::rate_limit::{BucketConfig, RateDecision};
+use kosha_state::test_support::{CallCounter, counted_dynamo};
 use kosha_state::{
     BucketKey, DynamoRateLimiter, ManualClock, RateLimitSettings, StateTable, SystemClock,
 };
