@@ -27,6 +27,9 @@
 //!      one conditional write ([`store`]), retried over the item a lost compare-and-set
 //!      returns, at most `max_tries` (3) times.
 //!   3. Else *charged* ([`charge`]): an atomic decrement of the need, never below zero.
+//!
+//!   A call's phases, in the transition comments: **Queued** (waiting for the turn),
+//!   **Turn** (holding it; **Read** when it reads first), **Exhausted** (every try lost).
 //! - **What it returns:** [`RateDecision::Allowed`]; [`RateDecision::Limited`] with
 //!   `retry_after_s` when the cache, a write's refill or the charge shows the bucket short,
 //!   or with 1 when the turn wait ran out on a healthy store; [`RateDecision::FailOpen`] when
@@ -54,7 +57,8 @@
 //! - **Source:** seed 004 §6; SPEC §6 (leases, three tries then allow and charge, fail open),
 //!   §8 (the item), §12 (the metric); issues 4 and 28.
 //!
-//! The transitions are written next to the code that makes them, as `// ## From => To`.
+//! The transitions are written next to the code that makes them, as `// ## From => To`: from
+//! a state or phase to the next one, or to the call's decision (Allowed, Limited, FailOpen).
 
 use std::sync::Arc;
 
@@ -148,7 +152,7 @@ impl DynamoRateLimiter {
             // ## Leased => Idle (the lease ran out or ended; its leftovers are dropped)
             learned.lease = None;
         }
-        // ## Idle => Idle (Limited: the cached item, refilled, is short of the need)
+        // ## Idle => Limited (the cached item, refilled to now, is short of the need)
         self.refused_by_cache(learned.seen.as_ref(), now.ms, cost - held)
             .map(|refused| (refused, false))
     }
