@@ -17,7 +17,9 @@ from router import HEADERS, Record, Router
 
 SCENARIOS: dict[str, Callable[..., Awaitable[list[dict]]]] = {}
 
-# "One read" in the staleness rule: 5 s plus the longest override read the proxy saw.
+# The override refresh interval (SPEC §8): the staleness rule allows it plus the longest
+# override read the proxy saw. kosha-state's `OVERRIDE_REFRESH`; a test there
+# (`the_fleet_simulator_refreshes_as_often_as_the_gateway`) checks the two agree.
 REFRESH_S = 5.0
 # An agent call that failed after at least this long waited out a failed attempt.
 WAITED_S = 0.25

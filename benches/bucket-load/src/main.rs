@@ -24,14 +24,11 @@
 //! ```
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
-use aws_sdk_dynamodb::config::interceptors::BeforeTransmitInterceptorContextRef;
-use aws_sdk_dynamodb::config::{ConfigBag, Intercept, RuntimeComponents};
-use aws_sdk_dynamodb::error::BoxError;
 use clap::Parser;
 use kosha_resilience::rate_limit::{RateDecision, RateLimiter};
+use kosha_state::test_support::{CallCounter, counted_dynamo};
 use kosha_state::{DynamoRateLimiter, RateLimitSettings, StateTable, SystemClock};
 use tokio::time::Instant;
 
@@ -54,26 +51,6 @@ struct Args {
     leases: bool,
 }
 
-/// Counts the DynamoDB requests sent (every attempt).
-#[derive(Debug, Clone, Default)]
-struct Requests(Arc<AtomicU64>);
-
-impl Intercept for Requests {
-    fn name(&self) -> &'static str {
-        "Requests"
-    }
-
-    fn read_before_transmit(
-        &self,
-        _context: &BeforeTransmitInterceptorContextRef<'_>,
-        _runtime_components: &RuntimeComponents,
-        _cfg: &mut ConfigBag,
-    ) -> Result<(), BoxError> {
-        self.0.fetch_add(1, Ordering::Relaxed);
-        Ok(())
-    }
-}
-
 #[derive(Default)]
 struct Tally {
     latencies: Vec<Duration>,
@@ -86,12 +63,8 @@ struct Tally {
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args = Args::parse();
     let sdk = kosha_runtime::aws::sdk_config().await;
-    let requests = Requests::default();
-    let client = aws_sdk_dynamodb::Client::from_conf(
-        aws_sdk_dynamodb::config::Builder::from(&sdk)
-            .interceptor(requests.clone())
-            .build(),
-    );
+    let requests = CallCounter::default();
+    let client = counted_dynamo(&sdk, &requests);
     let table = StateTable::new(client, StateTable::name_from_env()?)?;
     let mut settings = RateLimitSettings::from_env()?;
     if !args.leases {
@@ -110,7 +83,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     for client in &clients {
         limiter.check(client, 1).await;
     }
-    let warm_up = requests.0.load(Ordering::Relaxed);
+    let warm_up = requests.get();
     let started = Instant::now();
     let end = started + Duration::from_secs_f64(args.seconds);
     let workers: Vec<_> = clients
@@ -155,7 +128,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         all.latencies[i].as_secs_f64() * 1000.0
     };
     let takes = all.latencies.len();
-    let dynamodb = requests.0.load(Ordering::Relaxed) - warm_up;
+    let dynamodb = requests.get() - warm_up;
     let per_admitted = if all.allowed == 0 {
         0.0
     } else {

@@ -2,16 +2,17 @@
 //!
 //! - [`StateTable`]: the client and table name (`KOSHA_STATE_TABLE`, default `kosha-state`),
 //!   plus idempotent creation (pk S, on-demand, TTL on `expires_at`).
-//! - [`DynamoRateLimiter`]: the per-client token bucket `rl#<client_id>`, taken in leases of
-//!   one conditional write each, spent locally (seed 004 §6, SPEC §6).
+//! - [`DynamoRateLimiter`]: the per-client token bucket `rl#<client_id>` ([`BucketKey`]),
+//!   taken in leases of one conditional write each, spent locally (seed 004 §6, SPEC §6).
 //! - [`DynamoOverrides`]: the breaker forced-open source `breaker#<dependency>`, refreshed
-//!   lazily at most every 5 s, kept 60 s through read errors (seed 004 §4, SPEC §8), and the
-//!   operator's `force_open` / `clear` / `list`; with [`DynamoOverrides::with_trips`] also the
-//!   gateway's fleet trips `trip#<breaker>` (SPEC §8).
+//!   lazily at most every 5 s ([`OVERRIDE_REFRESH`]), kept 60 s through read errors (seed
+//!   004 §4, SPEC §8), and the operator's `force_open` / `clear` / `list`; with
+//!   [`DynamoOverrides::with_trips`] also the gateway's fleet trips `trip#<breaker>` (SPEC §8).
 //! - [`SecretCache`]: the chaos HMAC key from Secrets Manager, cached 5 minutes.
 //! - [`screening`]: `screening#<id>` items, written by the gateway and finished by the
 //!   screening-worker (SPEC §4, §8); [`sim_chaos`]: screening-sim's `simchaos#<service>` knobs.
-//! - [`Clock`]: wall-clock epoch milliseconds, injectable for tests.
+//! - [`Clock`]: wall-clock epoch milliseconds, injectable for tests; with feature
+//!   `test-support`, `test_support`'s request counter for the emulator tests and bucket-load.
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
@@ -24,14 +25,17 @@ pub mod screening;
 mod secrets;
 pub mod sim_chaos;
 mod table;
+#[cfg(feature = "test-support")]
+pub mod test_support;
 
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use error::StateError;
 pub use overrides::{
-    BreakerItem, DynamoOverrides, Fetched, MAX_WRITES, OverrideFetcher, OverrideSettings,
-    OverrideSnapshot, TRIP_BREAKERS, TripItem, TripSnapshot, TripWrite, instance_id, is_dependency,
+    BreakerItem, DynamoOverrides, Fetched, MAX_WRITES, OVERRIDE_REFRESH, OverrideFetcher,
+    OverrideSettings, OverrideSnapshot, TRIP_BREAKERS, TripItem, TripSnapshot, TripWrite,
+    instance_id, is_dependency,
 };
-pub use rate_limit::{DynamoRateLimiter, RateLimitSettings};
+pub use rate_limit::{BucketKey, DynamoRateLimiter, RateLimitSettings};
 pub use secrets::{
     CHAOS_SECRET_ENV, ChaosKey, DEFAULT_CHAOS_SECRET_ID, SecretCache, SecretFetcher,
     decode_chaos_key,

@@ -2,9 +2,10 @@
 //!
 //! [`DynamoOverrides::current`] is called on the request path of every protected call, so it
 //! only reads a cache and never waits on I/O:
-//! - **Refresh**: lazily, when the cache is 5 s old (`refresh_every`) at the time of a call,
-//!   one background read of the four `breaker#<dependency>` items (one `BatchGetItem`) is
-//!   spawned, guarded so that at most one runs; the caller gets the cached value. No
+//! - **Refresh**: lazily, when the cache is 5 s old (`refresh_every`, default
+//!   [`OVERRIDE_REFRESH`]) at the time of a call, one background read of the four
+//!   `breaker#<dependency>` items (one `BatchGetItem`) is spawned, guarded so that at most
+//!   one runs; the caller gets the cached value. No
 //!   background timer: Lambda freezes the process between invocations (ARCHITECTURE.md
 //!   pitfall 13). A process that has never read anything answers "no override".
 //! - **Age**: a snapshot serves until it is 60 s old (`keep_on_error`): while reads fail or
@@ -100,10 +101,17 @@ pub fn instance_id() -> &'static str {
     ID.get_or_init(|| format!("{:016x}", rand::random::<u64>()))
 }
 
+/// How often an instance re-reads the overrides (SPEC §8: "every 5 s per instance"): the
+/// default [`OverrideSettings::refresh_every`], and so the soonest a forced-open breaker
+/// without an expiry can be seen cleared (the `retry_after_s` the gateway and core-api give
+/// for one). The fleet simulator's `REFRESH_S` (`benches/fleet/scenarios.py`) is checked
+/// against it by a test.
+pub const OVERRIDE_REFRESH: Duration = Duration::from_secs(5);
+
 /// Refresh and staleness settings (SPEC §8 defaults).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct OverrideSettings {
-    /// Minimum time between two reads (5 s).
+    /// Minimum time between two reads ([`OVERRIDE_REFRESH`], 5 s).
     pub refresh_every: Duration,
     /// How long the last successful read serves while reads fail (60 s).
     pub keep_on_error: Duration,
@@ -118,7 +126,7 @@ pub struct OverrideSettings {
 impl Default for OverrideSettings {
     fn default() -> Self {
         Self {
-            refresh_every: Duration::from_secs(5),
+            refresh_every: OVERRIDE_REFRESH,
             keep_on_error: Duration::from_secs(60),
             read_timeout: Duration::from_secs(1),
             fresh_wait: Duration::from_millis(100),

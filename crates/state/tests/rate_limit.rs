@@ -6,9 +6,12 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use aws_sdk_dynamodb::types::AttributeValue;
-use common::{CallCounter, counted_dynamo, fresh_table, sdk_config, unique};
+use common::{fresh_table, sdk_config, unique};
 use kosha_resilience::rate_limit::{BucketConfig, RateDecision};
-use kosha_state::{DynamoRateLimiter, ManualClock, RateLimitSettings, StateTable, SystemClock};
+use kosha_state::test_support::{CallCounter, counted_dynamo};
+use kosha_state::{
+    BucketKey, DynamoRateLimiter, ManualClock, RateLimitSettings, StateTable, SystemClock,
+};
 use tokio::time::Instant;
 
 /// Generous per-call bound: the emulator shares two cores with builds. One token per write
@@ -43,7 +46,7 @@ async fn item(
         .client()
         .get_item()
         .table_name(table.name())
-        .key("pk", AttributeValue::S(format!("rl#{client}")))
+        .key("pk", AttributeValue::S(BucketKey::client(client).into()))
         .consistent_read(true)
         .send()
         .await
@@ -255,7 +258,7 @@ async fn an_item_past_expires_at_is_a_fresh_bucket() {
         .client()
         .put_item()
         .table_name(table.name())
-        .item("pk", AttributeValue::S("rl#agent-c".into()))
+        .item("pk", AttributeValue::S(BucketKey::client("agent-c").into()))
         .item("tokens", AttributeValue::N("0".into()))
         .item("updated_at", AttributeValue::N(now_ms.to_string()))
         .item(
@@ -283,7 +286,7 @@ async fn a_malformed_item_is_overwritten_not_fatal() {
         .client()
         .put_item()
         .table_name(table.name())
-        .item("pk", AttributeValue::S("rl#agent-d".into()))
+        .item("pk", AttributeValue::S(BucketKey::client("agent-d").into()))
         .item("tokens", AttributeValue::S("lots".into()))
         .send()
         .await
@@ -376,7 +379,7 @@ async fn the_charge_after_lost_races_never_overdraws() {
         .client()
         .put_item()
         .table_name(table.name())
-        .item("pk", AttributeValue::S("rl#agent-f".into()))
+        .item("pk", AttributeValue::S(BucketKey::client("agent-f").into()))
         .item("tokens", AttributeValue::N("0.5".into()))
         .item("updated_at", AttributeValue::N(now_ms.to_string()))
         .item(

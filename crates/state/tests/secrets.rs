@@ -2,7 +2,8 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test helpers
 mod common;
 
-use common::{CallCounter, sdk_config, unique};
+use common::{sdk_config, unique};
+use kosha_state::test_support::CallCounter;
 use kosha_state::{SecretCache, StateError};
 
 fn counted(sdk: &aws_config::SdkConfig, counter: &CallCounter) -> aws_sdk_secretsmanager::Client {

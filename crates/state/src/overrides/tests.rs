@@ -461,3 +461,17 @@ fn an_override_is_audited_when_first_seen_set_again_or_lifted_and_not_on_every_r
     assert_eq!(events[0]["reason"], "incident 42");
     assert_eq!(events[0]["dependency"], "core-api");
 }
+
+/// The fleet simulator (Python) cannot import the constant, so its copy is checked here; the
+/// constant is SPEC §8's 5 s.
+#[test]
+fn the_fleet_simulator_refreshes_as_often_as_the_gateway() {
+    let scenarios = include_str!("../../../../benches/fleet/scenarios.py");
+    let refresh_s: Vec<f64> = scenarios
+        .lines()
+        .filter_map(|line| line.strip_prefix("REFRESH_S = "))
+        .map(|value| value.trim().parse().unwrap())
+        .collect();
+    assert_eq!(refresh_s, [OVERRIDE_REFRESH.as_secs_f64()], "REFRESH_S");
+    assert_eq!(OVERRIDE_REFRESH, Duration::from_secs(5), "SPEC §8");
+}

@@ -24,7 +24,7 @@ use aws_smithy_runtime_api::client::http::{
 };
 use aws_smithy_runtime_api::http::StatusCode;
 use aws_smithy_types::body::SdkBody;
-use kosha_state::StateTable;
+use kosha_state::{BucketKey, StateTable};
 use parking_lot::Mutex;
 use serde_json::{Map, Value, json};
 
@@ -105,7 +105,7 @@ impl FakeBuckets {
     /// The stored `tokens` of `rl#<client>`.
     pub fn tokens(&self, client: &str) -> f64 {
         let s = self.state.lock();
-        num(&s.items[&format!("rl#{client}")], "tokens")
+        num(&s.items[BucketKey::client(client).as_str()], "tokens")
     }
 
     /// A state table whose DynamoDB client talks to this fake.

@@ -1,4 +1,5 @@
-//! Shared helpers for the tests against the AWS emulator.
+//! Shared helpers for the tests against the AWS emulator (the request counter is
+//! `kosha_state::test_support`'s, shared with benches/bucket-load).
 //!
 //! The emulator is started by the test run, not here: `scripts/moto start` prints its URL and
 //! `scripts/test` exports it as `AWS_ENDPOINT_URL`. Without it these tests fail at once with
@@ -10,12 +11,10 @@ pub mod fake_dynamo;
 
 use std::collections::HashMap;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use aws_config::{BehaviorVersion, Region, SdkConfig};
-use aws_sdk_dynamodb::config::interceptors::BeforeTransmitInterceptorContextRef;
-use aws_sdk_dynamodb::config::{ConfigBag, Credentials, Intercept, RuntimeComponents};
-use aws_sdk_dynamodb::error::BoxError;
+use aws_sdk_dynamodb::config::Credentials;
 use kosha_state::StateTable;
 use metrics::{Counter, Gauge, Histogram, Key, KeyName, Metadata, Recorder, SharedString, Unit};
 use parking_lot::Mutex;
@@ -56,40 +55,6 @@ pub async fn sdk_config() -> SdkConfig {
 /// A unique name with `prefix`.
 pub fn unique(prefix: &str) -> String {
     format!("{prefix}-{:016x}", rand::random::<u64>())
-}
-
-/// Counts HTTP requests sent (every attempt), shared between clones.
-#[derive(Debug, Clone, Default)]
-pub struct CallCounter(pub Arc<AtomicUsize>);
-
-impl CallCounter {
-    pub fn get(&self) -> usize {
-        self.0.load(Ordering::SeqCst)
-    }
-}
-
-impl Intercept for CallCounter {
-    fn name(&self) -> &'static str {
-        "CallCounter"
-    }
-
-    fn read_before_transmit(
-        &self,
-        _context: &BeforeTransmitInterceptorContextRef<'_>,
-        _runtime_components: &RuntimeComponents,
-        _cfg: &mut ConfigBag,
-    ) -> Result<(), BoxError> {
-        self.0.fetch_add(1, Ordering::SeqCst);
-        Ok(())
-    }
-}
-
-/// A DynamoDB client on `sdk` whose requests `counter` counts.
-pub fn counted_dynamo(sdk: &SdkConfig, counter: &CallCounter) -> aws_sdk_dynamodb::Client {
-    let conf = aws_sdk_dynamodb::config::Builder::from(sdk)
-        .interceptor(counter.clone())
-        .build();
-    aws_sdk_dynamodb::Client::from_conf(conf)
 }
 
 /// A fresh state table with a random name, created in the emulator.

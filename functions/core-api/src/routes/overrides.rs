@@ -20,8 +20,9 @@ use kosha_contract::dependency::Dependency;
 use super::AppState;
 use crate::error::ApiError;
 
-/// `retry_after_s` for an override without an expiry: it is re-read every 5 s (SPEC §8).
-pub const FORCED_OPEN_RETRY: Duration = Duration::from_secs(5);
+/// `retry_after_s` for an override without an expiry: it is re-read every 5 s
+/// ([`kosha_state::OVERRIDE_REFRESH`], SPEC §8).
+pub const FORCED_OPEN_RETRY: Duration = kosha_state::OVERRIDE_REFRESH;
 
 /// Middleware on the data routes: 503 while `breaker#postgres` is forced open.
 pub async fn guard_postgres(

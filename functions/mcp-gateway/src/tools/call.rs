@@ -206,8 +206,8 @@ pub fn ceil_secs(d: Duration) -> u64 {
 }
 
 /// How long a client should wait on a forced-open breaker with no expiry: the override is
-/// re-read every 5 s (SPEC §8), so sooner cannot succeed.
-const FORCED_OPEN_RETRY: Duration = Duration::from_secs(5);
+/// re-read every 5 s ([`kosha_state::OVERRIDE_REFRESH`], SPEC §8), so sooner cannot succeed.
+const FORCED_OPEN_RETRY: Duration = kosha_state::OVERRIDE_REFRESH;
 
 /// The one mapping from the policy's rejections and failures to tool errors (SPEC §3, §6).
 fn map_policy_error(e: PolicyError<CoreApiError>, dependency: Dependency) -> ToolError {
