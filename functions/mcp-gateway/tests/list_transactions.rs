@@ -49,11 +49,8 @@ async fn a_cursor_sent_with_another_window_is_invalid_argument_naming_cursor() {
     let refused = list(&app, wider).await;
     let error = tool_error(&refused);
     assert_eq!(error["code"], "invalid_argument", "{refused}");
-    let message = error["message"].as_str().unwrap();
-    assert!(
-        message.contains("cursor belongs to another query"),
-        "{message}"
-    );
+    let said = error["message"].as_str().unwrap();
+    assert!(said.contains("cursor belongs to another query"), "{said}");
 
     // The same window (one bound in another offset) with another page size is the same query.
     let mut next = query(3, "2026-12-31T02:00:00+02:00");
