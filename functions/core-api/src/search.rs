@@ -2,7 +2,7 @@
 //! degradation to full text.
 //!
 //! One search runs two things at once: the full-text transaction
-//! ([`crate::db::queries::search_articles`]: the all-terms list, the any-term fallback, and
+//! ([`crate::db::fulltext::search_articles`]: the all-terms list, the any-term fallback, and
 //! the passage vectors when the cached ones are out of date) and the query's embedding
 //! ([`Embedder::embed`] under the `openai` policy). Then:
 //!
@@ -37,7 +37,7 @@ use kosha_contract::core_api::{ArticleHit, EMBEDDINGS_UNAVAILABLE, SearchRespons
 use kosha_resilience::deadline::Deadline;
 use kosha_resilience::policy::PolicyError;
 
-use crate::db::queries::{self, VectorRead};
+use crate::db::fulltext::{self, VectorRead};
 use crate::db::{DbError, PgPool};
 use crate::deadline::Budget;
 use crate::embeddings::client::FaultPlan;
@@ -149,7 +149,7 @@ impl Searcher {
         };
         let depth = i64::try_from(FUSION_DEPTH).unwrap_or(i64::MAX);
         let (full_text, embedded) = tokio::join!(
-            queries::search_articles(pool, budget, query, depth, i64::from(top_k), read),
+            fulltext::search_articles(pool, budget, query, depth, i64::from(top_k), read),
             embed
         );
         let mut full_text = full_text?;

@@ -2,7 +2,8 @@
 //! gateway, against a real core-api served in process over a throwaway PostgreSQL database
 //! (core-api's test harness): replays, derived keys, principals, conflicts, bad input, and
 //! PostgreSQL down (one attempt per call, then the write breaker). A wiremock core-api
-//! stands in for a write that outlives its attempt.
+//! stands in for a write that outlives its attempt, and a proxy that drops core-api's reply
+//! for a write committed whose reply was lost.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
@@ -20,6 +21,8 @@ use core_api::routes::{AppState, router};
 use db::TestDb;
 use kosha_auth::Role;
 use serde_json::{Value, json};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
 use tower::ServiceExt;
 
 /// Serves `app` on a loopback port, counting the requests it receives; its base URL.
@@ -500,4 +503,112 @@ async fn sixteen_identical_calls_at_once_write_one_dispute() {
     assert_eq!(ids.len(), 1, "{ids:?}");
     assert_eq!(count(&db, "core.disputes").await, 1);
     assert_eq!(count(&db, "ops.outbox").await, 1);
+}
+
+/// One HTTP/1.1 message read whole from `stream` (its head and a `content-length` body): its
+/// bytes, and where its body starts.
+async fn read_message(stream: &mut TcpStream) -> (Vec<u8>, usize) {
+    let mut bytes = Vec::new();
+    let mut chunk = [0u8; 4096];
+    loop {
+        if let Some(end) = bytes.windows(4).position(|w| w == b"\r\n\r\n") {
+            let head = String::from_utf8_lossy(&bytes[..end]).to_ascii_lowercase();
+            let length: usize = head
+                .lines()
+                .find_map(|line| line.strip_prefix("content-length:"))
+                .map_or(0, |v| v.trim().parse().unwrap());
+            if bytes.len() >= end + 4 + length {
+                bytes.truncate(end + 4 + length);
+                return (bytes, end + 4);
+            }
+        }
+        let n = stream.read(&mut chunk).await.unwrap();
+        assert!(n > 0, "connection closed mid-message");
+        bytes.extend_from_slice(&chunk[..n]);
+    }
+}
+
+/// A TCP proxy in front of core-api at `upstream` (`http://host:port`) that loses the first
+/// reply: it passes the first request on, reads core-api's whole answer (so the write has
+/// committed) and closes the gateway's connection without a byte of it, as a crash or a cut
+/// link between the commit and the reply would. Later connections pass both ways. Its URL,
+/// and the lost answer's body.
+async fn losing_the_first_reply(upstream: &str) -> (String, tokio::sync::oneshot::Receiver<Value>) {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    let upstream = upstream.trim_start_matches("http://").to_owned();
+    let (lost, lost_body) = tokio::sync::oneshot::channel();
+    tokio::spawn(async move {
+        let mut lost = Some(lost);
+        loop {
+            let (mut inbound, _) = listener.accept().await.unwrap();
+            let mut outbound = TcpStream::connect(&upstream).await.unwrap();
+            let lose = lost.take();
+            tokio::spawn(async move {
+                let Some(lost) = lose else {
+                    let _ = tokio::io::copy_bidirectional(&mut inbound, &mut outbound).await;
+                    return;
+                };
+                let (request, _) = read_message(&mut inbound).await;
+                outbound.write_all(&request).await.unwrap();
+                let (reply, body) = read_message(&mut outbound).await;
+                drop(inbound);
+                let _ = lost.send(serde_json::from_slice(&reply[body..]).unwrap());
+            });
+        }
+    });
+    (url, lost_body)
+}
+
+/// Issue 43: no kill or cut run ever landed between a write's commit and its reply. Here the
+/// reply of a committed dispute is dropped on its way back; the agent's retry with the same
+/// arguments (so the same derived key) is answered from the stored first result.
+#[tokio::test]
+async fn a_retry_after_a_reply_lost_past_the_commit_answers_the_first_result() {
+    let db = TestDb::seeded().await;
+    let (core_api, attempts) = serve(router(AppState::new(db.pool()))).await;
+    let (url, lost_body) = losing_the_first_reply(&core_api).await;
+    let app = common::app(&url, 10_000.0, 64);
+    let args = json!({"transaction_id": "txn_000020", "reason": "charged twice"});
+
+    // The connection closes with no reply: to the gateway, core-api broke off the exchange.
+    let first = call(&app, "raise_dispute", args.clone()).await;
+    let error = tool_error(&first);
+    assert_eq!(error["code"], "dependency_unavailable", "{first}");
+    assert_eq!(error["dependency"], "core-api", "{first}");
+    let lost = lost_body.await.unwrap();
+    assert!(
+        lost["dispute_id"].as_str().unwrap().starts_with("dsp_"),
+        "{lost}"
+    );
+
+    let retry = call(&app, "raise_dispute", args).await;
+    let retry = content(&retry);
+    assert_eq!(retry["created"], false, "{retry}");
+    assert_eq!(retry["dispute_id"], lost["dispute_id"]);
+    assert_eq!(retry["status"], "open");
+    assert_eq!(
+        attempts.load(Ordering::SeqCst),
+        2,
+        "two attempts reached core-api"
+    );
+    assert_eq!(count(&db, "core.disputes").await, 1);
+    assert_eq!(count(&db, "ops.outbox").await, 1);
+    assert_eq!(count(&db, "ops.idempotency_keys").await, 1);
+    let id = lost["dispute_id"].as_str().unwrap();
+    let stored = db
+        .client()
+        .await
+        .query_one(
+            "SELECT (SELECT dispute_id FROM core.disputes), \
+                    (SELECT aggregate_id FROM ops.outbox)",
+            &[],
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        (stored.get::<_, String>(0), stored.get::<_, String>(1)),
+        (id.to_owned(), id.to_owned()),
+        "the row and the event are the first attempt's"
+    );
 }

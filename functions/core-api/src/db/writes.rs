@@ -18,7 +18,8 @@ use kosha_contract::core_api::{
 };
 use serde_json::Value;
 
-use super::queries::{Access, begin, rfc3339, with_client};
+use super::queries::rfc3339;
+use super::tx::{Access, begin, with_client};
 use super::{DbError, PgPool};
 use crate::deadline::Budget;
 

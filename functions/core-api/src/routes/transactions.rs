@@ -3,7 +3,8 @@
 //! Listing is newest first (`booked_at desc, transaction_id desc`) with keyset pagination:
 //! `limit` 1–100 (default 20), `cursor` from the previous page's `next_cursor`, and optional
 //! inclusive `from`/`to` bounds in RFC 3339. Empty `cursor`, `from` and `to` values count as absent;
-//! a `cursor` longer than [`CURSOR_MAX_CHARS`] is refused before it is decoded.
+//! a `cursor` longer than [`CURSOR_MAX_CHARS`] is refused before it is decoded, and one issued
+//! for another account, `from` or `to` is refused naming `cursor` ([`crate::cursor`]).
 
 use axum::Json;
 use axum::extract::State;
@@ -53,7 +54,15 @@ pub fn list_query(
     {
         return Err(ApiError::invalid("from must not be later than to"));
     }
-    let after: Option<Keyset> = present(params.cursor)
+    let limit = i64::from(limit);
+    let mut query = ListQuery {
+        account_id,
+        from,
+        to,
+        after: None,
+        limit: limit + 1,
+    };
+    query.after = present(params.cursor)
         .map(|c| {
             // No issued cursor is this long (SPEC §4: opaque, at most 512 characters).
             if c.chars().count() > CURSOR_MAX_CHARS {
@@ -61,17 +70,10 @@ pub fn list_query(
                     "cursor must be at most {CURSOR_MAX_CHARS} characters; pass next_cursor unchanged"
                 )));
             }
-            cursor::decode(&account_id, &c)
+            // Bound to the account, `from` and `to` just read (SPEC §4).
+            cursor::decode(&query, &c)
         })
         .transpose()?;
-    let limit = i64::from(limit);
-    let query = ListQuery {
-        account_id,
-        from,
-        to,
-        after,
-        limit: limit + 1,
-    };
     Ok((query, limit))
 }
 
@@ -160,7 +162,7 @@ pub async fn list_transactions(
                     booked_at: queries::booked_at(last)?,
                     transaction_id: last.transaction_id.clone(),
                 };
-                Some(cursor::encode(&query.account_id, &keyset))
+                Some(cursor::encode(&query, &keyset))
             }
             None => None,
         }

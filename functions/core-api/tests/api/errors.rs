@@ -7,7 +7,7 @@ use std::time::Duration;
 use axum::body::Body;
 use axum::http::{Request, StatusCode, header};
 use core_api::db::PostgresConfig;
-use core_api::db::{self, DbError, PoolSettings, queries};
+use core_api::db::{self, DbError, PoolSettings, fulltext, queries};
 use core_api::error::ApiError;
 use core_api::routes::{AppState, router};
 
@@ -255,7 +255,7 @@ async fn nul_reaching_postgres_is_invalid_argument() {
         postgres: PostgresConfig::defaults(),
         chaos: Default::default(),
     };
-    let err = queries::search_articles(&db.pool(), &budget, "charge\u{0}back", 50, 5, None)
+    let err = fulltext::search_articles(&db.pool(), &budget, "charge\u{0}back", 50, 5, None)
         .await
         .unwrap_err();
     assert_eq!(

@@ -5,8 +5,8 @@ use std::collections::BTreeSet;
 use axum::http::StatusCode;
 use core_api::db::seed;
 use serde_json::Value;
-use time::OffsetDateTime;
 use time::format_description::well_known::Rfc3339;
+use time::{Duration, OffsetDateTime};
 
 use crate::common::{NASTY, TestDb, encode, get};
 
@@ -189,6 +189,85 @@ async fn from_and_to_are_inclusive_filters() {
     assert_eq!(empty.status, StatusCode::OK);
     assert_eq!(empty.body["transactions"], Value::Array(vec![]));
     assert!(empty.body["next_cursor"].is_null());
+}
+
+/// Issue 43: the cursor carried its account but not its window, so a cursor taken with one
+/// `from`/`to` was accepted with another. SPEC §4 (revised): it is bound to the whole query,
+/// account, `from` and `to`, compared as instants; the page size may change between pages.
+#[tokio::test]
+async fn a_cursor_is_bound_to_its_account_and_window_but_not_to_its_limit() {
+    let db = TestDb::seeded().await;
+    let app = db.app();
+    let mut times: Vec<OffsetDateTime> = seed::generate()
+        .transactions
+        .into_iter()
+        .filter(|t| t.account_id == "acc_0002")
+        .map(|t| t.booked_at)
+        .collect();
+    times.sort();
+    let text = |at: OffsetDateTime| encode(&at.format(&Rfc3339).unwrap());
+    let (from, to) = (times[20], times[60]);
+    let window = format!("from={}&to={}", text(from), text(to));
+    let base = "/v1/accounts/acc_0002/transactions";
+    let first = get(&app, &format!("{base}?limit=5&{window}")).await;
+    assert_eq!(first.status, StatusCode::OK, "{}", first.body);
+    let cursor = first.body["next_cursor"].as_str().unwrap().to_owned();
+    let second = Duration::seconds(1);
+    for other in [
+        String::new(),
+        format!("from={}", text(from)),
+        format!("to={}", text(to)),
+        format!("from={}&to={}", text(from), text(to + second)),
+        format!("from={}&to={}", text(from - second), text(to)),
+        format!(
+            "from={}&to={}",
+            text(times[0]),
+            text(times[times.len() - 1])
+        ),
+    ] {
+        let reply = get(&app, &format!("{base}?limit=5&{other}&cursor={cursor}")).await;
+        reply.assert_invalid("cursor");
+        assert!(
+            reply.message().contains("another query"),
+            "{other}: {}",
+            reply.body
+        );
+    }
+    get(
+        &app,
+        &format!("/v1/accounts/acc_0003/transactions?limit=5&{window}&cursor={cursor}"),
+    )
+    .await
+    .assert_invalid("cursor");
+    // The same window with `to` in another offset and a larger page: the next rows.
+    let to_local = to
+        .to_offset(time::macros::offset!(+2))
+        .format(&Rfc3339)
+        .unwrap();
+    let next = get(
+        &app,
+        &format!(
+            "{base}?limit=7&from={}&to={}&cursor={cursor}",
+            text(from),
+            encode(&to_local)
+        ),
+    )
+    .await;
+    assert_eq!(next.status, StatusCode::OK, "{}", next.body);
+    let all = get(&app, &format!("{base}?limit=100&{window}")).await;
+    let ids = |reply: &crate::common::Reply| -> Vec<Value> {
+        reply.body["transactions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["transaction_id"].clone())
+            .collect()
+    };
+    assert_eq!(
+        [ids(&first), ids(&next)].concat(),
+        ids(&all)[..12],
+        "page two follows page one"
+    );
 }
 
 #[tokio::test]
