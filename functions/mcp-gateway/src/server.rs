@@ -48,7 +48,8 @@ impl McpServer {
     /// A server over `gateway` serving `catalogue`, with the tool costs of its config
     /// (`KOSHA_TOOL_COSTS`, SPEC §6).
     pub fn new(gateway: Arc<Gateway>, catalogue: Catalogue) -> Self {
-        let catalogue = catalogue.with_costs(&gateway.config.tool_costs);
+        let costs = gateway.tool_costs();
+        let catalogue = catalogue.with_costs(|name| costs.get(name));
         let backends = catalogue.backends().into_iter().collect();
         Self {
             gateway,
@@ -339,7 +340,7 @@ impl McpServer {
             _ => None,
         };
         let call = Call {
-            gateway: &self.gateway,
+            deps: self.gateway.deps(),
             backends: &self.backends,
             principal: client_id,
             deadline,

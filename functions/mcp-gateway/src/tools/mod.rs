@@ -11,6 +11,7 @@ pub mod args;
 pub mod call;
 pub mod catalogue;
 pub mod cost;
+pub mod deps;
 pub mod error;
 pub mod flag_transaction_for_review;
 pub mod get_screening_result;
@@ -23,6 +24,11 @@ pub mod raise_dispute;
 pub mod reference;
 pub mod screen_entity;
 pub mod search_knowledge_base;
+
+#[cfg(test)]
+mod fakes;
+#[cfg(test)]
+mod tool_tests;
 
 use catalogue::{Catalogue, Entry};
 
