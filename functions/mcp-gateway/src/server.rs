@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use kosha_resilience::deadline::{Deadline, LAMBDA_MARGIN};
+use kosha_resilience::deadline::{Deadline, LAMBDA_RESPONSE_MARGIN};
 use rmcp::model::{
     CacheScope, CallToolRequestParams, CallToolResponse, CallToolResult, Implementation,
     ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig,
@@ -110,7 +110,7 @@ fn out_of_time() -> ToolError {
 /// `min(now + budget, Lambda deadline − 50 ms)` (SPEC §7), or `now + budget` locally.
 fn call_deadline(budget: std::time::Duration, lambda_deadline_ms: Option<u64>) -> Deadline {
     match lambda_deadline_ms {
-        Some(ms) => Deadline::from_lambda_deadline_ms(ms, budget, LAMBDA_MARGIN),
+        Some(ms) => Deadline::from_lambda_deadline_ms(ms, budget, LAMBDA_RESPONSE_MARGIN),
         None => Deadline::after(budget),
     }
 }
