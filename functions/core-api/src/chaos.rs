@@ -36,7 +36,7 @@ use kosha_resilience::chaos::{self, ChaosSpec, Faults, Gate, Target};
 // The resilience crate's own type, not `crate::deadline`'s re-export of it: that module
 // carries a `Chaos` per request, and this one must not import it back (issue 42).
 use kosha_resilience::deadline::Deadline;
-use kosha_runtime::audit::Throttle;
+use kosha_runtime::throttle::Throttle;
 use kosha_state::SecretCache;
 
 use rand::SeedableRng;
