@@ -178,13 +178,17 @@ async fn a_tools_cost_is_spent_per_call_and_retry_after_counts_to_it() {
 
 #[tokio::test]
 async fn requests_above_max_in_flight_are_shed_with_503() {
-    // A core-api that accepts connections and never answers keeps the first call in flight.
+    // A core-api that accepts connections and never answers keeps the first call in flight;
+    // it signals each connection, so the test knows the call holds its slot.
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
+    let arrived = std::sync::Arc::new(tokio::sync::Notify::new());
+    let signal = arrived.clone();
     let hold = tokio::spawn(async move {
         let mut held = Vec::new();
         while let Ok((sock, _)) = listener.accept().await {
             held.push(sock);
+            signal.notify_one();
         }
     });
     let app = app(&format!("http://{addr}"), 100.0, 1);
@@ -195,7 +199,7 @@ async fn requests_above_max_in_flight_are_shed_with_503() {
         "get_transaction",
         json!({"transaction_id": "txn_000001"}),
     )));
-    tokio::time::sleep(Duration::from_millis(200)).await;
+    arrived.notified().await;
     let resp = app
         .clone()
         .oneshot(tools_call(2, &t, "get_service_health", json!({})))
@@ -211,8 +215,8 @@ async fn requests_above_max_in_flight_are_shed_with_503() {
     );
     slow.abort();
     hold.abort();
-    // The aborted request released its slot.
-    tokio::time::sleep(Duration::from_millis(50)).await;
+    // The aborted request released its slot once its task is gone.
+    assert!(slow.await.unwrap_err().is_cancelled());
     let resp = app
         .oneshot(tools_call(3, &t, "get_service_health", json!({})))
         .await
