@@ -176,6 +176,33 @@ async fn a_tools_cost_is_spent_per_call_and_retry_after_counts_to_it() {
     assert_eq!(common::tool_error(&cheap)["code"], "invalid_argument");
 }
 
+#[test]
+fn a_tool_cost_the_bucket_cannot_admit_stops_the_gateway_where_its_state_is_built() {
+    for (costs, named) in [
+        ("get_service_health=0", "`get_service_health=0`"),
+        ("no_such_tool=1", "`no_such_tool=1`"),
+    ] {
+        let mut config = common::config("http://127.0.0.1:9", 64);
+        config.tool_costs = Some(costs.to_owned());
+        let limiter = kosha_resilience::rate_limit::LocalRateLimiter::new(
+            kosha_resilience::rate_limit::BucketConfig::try_new(5.0, 0.001).unwrap(),
+            || 0,
+        );
+        let refused = common::try_gateway(
+            config,
+            std::sync::Arc::new(kosha_resilience::overrides::NoOverrides),
+            std::sync::Arc::new(limiter),
+        )
+        .unwrap_err();
+        assert_eq!(refused.exit_code(), 2, "a configuration error");
+        let shown = refused.to_string();
+        assert!(
+            shown.contains("KOSHA_TOOL_COSTS") && shown.contains(named),
+            "{shown}"
+        );
+    }
+}
+
 #[tokio::test]
 async fn requests_above_max_in_flight_are_shed_with_503() {
     // A core-api that accepts connections and never answers keeps the first call in flight;

@@ -2,7 +2,8 @@
 //! its spec (name, schemas, annotations, roles, budget, dependencies) and its handler.
 //! [`catalogue()`] lists them, once; [`catalogue::Catalogue`] derives `tools/list`, dispatch
 //! and visibility from that list. [`call`] holds the per-call context and the mapping from
-//! dependency errors to tool errors (SPEC §3).
+//! dependency errors to tool errors (SPEC §3); [`deps`] what a call may use of the gateway,
+//! behind traits the tools' tests fake.
 //!
 //! Imports point one way: this module lists the tool modules; they use their siblings
 //! ([`catalogue`], [`call`], [`error`], [`args`]) and never this module.

@@ -113,6 +113,15 @@ pub fn gateway_with_limiter(
     overrides: Arc<dyn kosha_resilience::overrides::OverrideSource>,
     limiter: Arc<dyn kosha_resilience::rate_limit::RateLimiter>,
 ) -> Gateway {
+    try_gateway(config, overrides, limiter).unwrap()
+}
+
+/// [`gateway_with_limiter`], or why the state could not be built.
+pub fn try_gateway(
+    config: GatewayConfig,
+    overrides: Arc<dyn kosha_resilience::overrides::OverrideSource>,
+    limiter: Arc<dyn kosha_resilience::rate_limit::RateLimiter>,
+) -> Result<Gateway, mcp_gateway::state::StartError> {
     let verifier = Verifier::with_fetcher(
         verifier_config(),
         Arc::new(StaticJwks(keys().jwks_json.clone().into_bytes())),
@@ -125,7 +134,6 @@ pub fn gateway_with_limiter(
         overrides,
         limiter,
     )
-    .unwrap()
 }
 
 /// A gateway whose core-api is `core_api_url`, with a local bucket of `capacity` tokens.
