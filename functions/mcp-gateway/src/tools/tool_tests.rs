@@ -1,10 +1,16 @@
 //! Each tool on fakes of its dependencies ([`super::fakes`]): what it sends, what it
 //! answers, how it degrades (SPEC §3, §4, §10; issue 42).
 
+use std::sync::Arc;
+
 use http::StatusCode;
 use kosha_clients::core_api::CoreApiError;
+use kosha_contract::dependency::Dependency;
 use kosha_contract::error::ErrorCode;
 use kosha_contract::screening::ScreenRequest;
+use kosha_resilience::config::PolicyConfig;
+use kosha_resilience::overrides::NoOverrides;
+use kosha_resilience::policy::Policy;
 use kosha_state::screening::{ScreeningItem, ScreeningState};
 use serde_json::{Value, json};
 
@@ -15,6 +21,7 @@ use super::get_service_health::GetServiceHealth;
 use super::get_transaction::GetTransaction;
 use super::raise_dispute::RaiseDispute;
 use super::screen_entity::ScreenEntity;
+use crate::backends::Backend;
 
 fn status(code: u16, error: ErrorCode) -> CoreApiError {
     CoreApiError::Status {
@@ -85,11 +92,16 @@ async fn core_apis_404_is_not_found_and_an_impossible_id_calls_nothing() {
 
 #[tokio::test(start_paused = true)]
 async fn a_write_is_sent_once_with_a_derived_key_even_when_it_fails() {
-    let h = Harness::new();
+    let mut h = Harness::new();
+    // Even a write policy configured for three attempts sends a write once (seed 004 §1).
+    let mut config = PolicyConfig::from_profile(Backend::CoreApiWrite.profile());
+    config.retry.max_attempts = 3;
+    h.policies.core_api_write =
+        Policy::try_new(Dependency::CoreApi, config, Arc::new(NoOverrides)).unwrap();
     h.core_api
         .answers
         .lock()
-        .push_back(Err(status(503, ErrorCode::DependencyUnavailable)));
+        .extend((0..3).map(|_| Err(status(503, ErrorCode::DependencyUnavailable))));
     let args = json!({"transaction_id": "txn_000001", "reason": "not mine"});
     let failed = h.run::<RaiseDispute>("agent-1", args).await;
     assert_eq!(code(&failed), ErrorCode::DependencyUnavailable);
