@@ -22,6 +22,14 @@ use crate::principal::{DEFAULT_SCOPE_PREFIX, Role};
 /// Largest leeway SPEC §5 allows, seconds.
 pub const MAX_LEEWAY_S: u64 = 60;
 
+/// The variable naming the token issuer, whose `iss` every token must carry (SPEC §5); the
+/// gateway reads it, and `kosha-ops token mint` and `kosha-ops issuer` sign with it.
+pub const JWT_ISSUER_ENV: &str = "KOSHA_JWT_ISSUER";
+
+/// The variable listing the accepted `client_id`s, comma separated (SPEC §5); the gateway
+/// reads it, and `kosha-ops token mint` warns about a client id it does not hold.
+pub const ALLOWED_CLIENT_IDS_ENV: &str = "KOSHA_ALLOWED_CLIENT_IDS";
+
 /// Where the key set comes from.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum JwksSource {
@@ -62,11 +70,11 @@ impl VerifierConfig {
     ) -> Result<Self, ConfigError> {
         let issuer = issuer.trim();
         if issuer.is_empty() {
-            return Err(ConfigError::Missing("KOSHA_JWT_ISSUER"));
+            return Err(ConfigError::Missing(JWT_ISSUER_ENV));
         }
-        let issuer_url = Url::parse(issuer).map_err(|e| invalid("KOSHA_JWT_ISSUER", e))?;
+        let issuer_url = Url::parse(issuer).map_err(|e| invalid(JWT_ISSUER_ENV, e))?;
         if !matches!(issuer_url.scheme(), "https" | "http") {
-            return Err(invalid("KOSHA_JWT_ISSUER", "must be an http(s) URL"));
+            return Err(invalid(JWT_ISSUER_ENV, "must be an http(s) URL"));
         }
         let jwks_url = match jwks_url.map(str::trim).filter(|u| !u.is_empty()) {
             Some(url) => url.to_owned(),
@@ -80,7 +88,7 @@ impl VerifierConfig {
             .filter(|id| !id.is_empty())
             .collect();
         if allowed_client_ids.is_empty() {
-            return Err(ConfigError::Missing("KOSHA_ALLOWED_CLIENT_IDS"));
+            return Err(ConfigError::Missing(ALLOWED_CLIENT_IDS_ENV));
         }
         let leeway_s = leeway_s.unwrap_or(MAX_LEEWAY_S);
         if leeway_s > MAX_LEEWAY_S {
@@ -127,9 +135,9 @@ impl VerifierConfig {
     /// Reads the variables in the module table through `lookup` (e.g.
     /// `|k| std::env::var(k).ok()`); `KOSHA_ALLOWED_CLIENT_IDS` is a comma list.
     pub fn from_lookup(lookup: impl Fn(&str) -> Option<String>) -> Result<Self, ConfigError> {
-        let issuer = lookup("KOSHA_JWT_ISSUER").unwrap_or_default();
+        let issuer = lookup(JWT_ISSUER_ENV).unwrap_or_default();
         let jwks = lookup("KOSHA_JWKS_URL");
-        let clients = lookup("KOSHA_ALLOWED_CLIENT_IDS").unwrap_or_default();
+        let clients = lookup(ALLOWED_CLIENT_IDS_ENV).unwrap_or_default();
         let leeway = match lookup("KOSHA_JWT_LEEWAY_S").filter(|v| !v.trim().is_empty()) {
             Some(v) => Some(
                 v.trim()

@@ -21,7 +21,9 @@ mod principal;
 mod verified;
 mod verifier;
 
-pub use config::{JwksSource, MAX_LEEWAY_S, VerifierConfig};
+pub use config::{
+    ALLOWED_CLIENT_IDS_ENV, JWT_ISSUER_ENV, JwksSource, MAX_LEEWAY_S, VerifierConfig,
+};
 pub use error::{AuthError, ConfigError, resource_metadata_url, www_authenticate};
 pub use kosha_contract::bearer::MAX_TOKEN_BYTES;
 pub use metadata::ProtectedResourceMetadata;

@@ -9,6 +9,7 @@
 //! - [`ids`]: the id shapes (SPEC §3) and their checks.
 //! - [`integer`]: JSON Schema's `integer` (`5.0` is `5`) for request bodies' integer fields.
 //! - [`dependency`]: the dependency names of SPEC §8 (override keys, metric dimensions).
+//! - [`breaker`]: the gateway's breaker names (`get_service_health`, fleet trips, SPEC §8).
 //! - [`error`]: the error codes (SPEC §3) and the error body of SPEC §7.
 //! - [`cursor`]: the text of core-api's pagination cursor (SPEC §4).
 //! - [`core_api`]: core-api's request and response bodies (SPEC §4).
@@ -23,6 +24,7 @@
 #![warn(missing_docs)]
 
 pub mod bearer;
+pub mod breaker;
 pub mod canonical;
 pub mod core_api;
 pub mod cursor;

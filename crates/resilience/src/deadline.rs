@@ -30,8 +30,11 @@ use tokio::time::Instant;
 /// Furthest a received `X-Request-Deadline` may lie ahead; later values are clamped (SPEC §7).
 pub const MAX_AHEAD: Duration = Duration::from_secs(60);
 
-/// Safety margin subtracted from the Lambda invocation deadline (SPEC §7: `− 50 ms`).
-pub const LAMBDA_MARGIN: Duration = Duration::from_millis(50);
+/// Kept back from the Lambda invocation deadline for one request's response to leave
+/// (SPEC §7: `− 50 ms`): the gateway's call deadline and the outbox-relay's run end there.
+/// The screening-worker keeps a larger margin of its own for a batch's report and flush
+/// (`BATCH_REPORT_MARGIN`, 200 ms).
+pub const LAMBDA_RESPONSE_MARGIN: Duration = Duration::from_millis(50);
 
 /// Why an `X-Request-Deadline` header was refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -66,7 +69,7 @@ impl Deadline {
 
     /// `min(now + budget, lambda_deadline − margin)` where `lambda_deadline_ms` is the Lambda
     /// invocation deadline in epoch milliseconds (`lambda_runtime::Context::deadline`) and
-    /// `margin` is normally [`LAMBDA_MARGIN`]. A Lambda deadline already behind us gives an
+    /// `margin` is normally [`LAMBDA_RESPONSE_MARGIN`]. A Lambda deadline already behind us gives an
     /// expired deadline. Converted to tokio's clock once, here, at the edge.
     pub fn from_lambda_deadline_ms(
         lambda_deadline_ms: u64,

@@ -28,6 +28,7 @@ mod serve;
 pub mod server;
 pub mod sigv4;
 pub mod telemetry;
+pub mod throttle;
 pub mod tls;
 pub mod trace;
 

@@ -103,7 +103,7 @@ async fn a_second_instance_counts_the_first_ones_trip_from_the_shared_read() {
         refresh_every: Duration::from_millis(100),
         ..OverrideSettings::default()
     };
-    let trips = &["core-api", "core-api-writes", "screening-sim"];
+    let trips = &kosha_contract::breaker::Breaker::NAMES;
     let one = DynamoOverrides::with_trips(
         Arc::new(table.clone()),
         settings,

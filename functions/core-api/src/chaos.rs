@@ -33,10 +33,12 @@ use axum::middleware::Next;
 use axum::response::Response;
 use kosha_contract::headers::CHAOS;
 use kosha_resilience::chaos::{self, ChaosSpec, Faults, Gate, Target};
-use kosha_runtime::audit::Throttle;
+// The resilience crate's own type, not `crate::deadline`'s re-export of it: that module
+// carries a `Chaos` per request, and this one must not import it back (issue 42).
+use kosha_resilience::deadline::Deadline;
+use kosha_runtime::throttle::Throttle;
 use kosha_state::SecretCache;
 
-use crate::deadline::Deadline;
 use rand::SeedableRng;
 use rand::rngs::SmallRng;
 

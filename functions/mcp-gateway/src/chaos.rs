@@ -21,7 +21,8 @@ use std::time::Duration;
 use axum::http::HeaderValue;
 use kosha_auth::{Principal, Role};
 use kosha_resilience::chaos::{self, ChaosSpec, Gate};
-use kosha_runtime::audit::{Throttle, events};
+use kosha_runtime::audit::events;
+use kosha_runtime::throttle::Throttle;
 use kosha_state::SecretCache;
 
 /// How often the audit event is written per principal and reason.

@@ -13,7 +13,6 @@ use kosha_runtime::config::{self, ConfigError};
 use kosha_state::{RateLimitSettings, StateTable};
 
 use crate::backends::{Backend, PerBackend};
-use crate::tools::cost::ToolCosts;
 pub use kosha_clients::config::{ScreeningConfig, ServiceAuth};
 
 /// Largest accepted request body (SPEC §3): larger gets 413.
@@ -21,6 +20,9 @@ pub const MAX_BODY_BYTES: usize = 1024 * 1024;
 
 /// Default for `KOSHA_BODY_READ_TIMEOUT_MS`: 10 s, ample for 1 MiB on any working link.
 pub const DEFAULT_BODY_READ_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Per-tool costs in tokens, `name=cost,…` (SPEC §6).
+pub const TOOL_COSTS_ENV: &str = "KOSHA_TOOL_COSTS";
 
 /// Turns adaptive bulkhead limits on for every backend (issue #33; default off).
 pub const ADAPTIVE_CONCURRENCY_ENV: &str = "KOSHA_ADAPTIVE_CONCURRENCY";
@@ -90,9 +92,10 @@ pub struct GatewayConfig {
     /// The token bucket and its leases (`KOSHA_RATE_CAPACITY`, `KOSHA_RATE_PER_SEC`,
     /// `KOSHA_LEASE_SECONDS`, `KOSHA_LEASE_MAX_TOKENS`; SPEC §6).
     pub rate_limit: RateLimitSettings,
-    /// Per-tool costs in tokens (`KOSHA_TOOL_COSTS=name=cost,…`; SPEC §6), checked against
-    /// the catalogue and the capacity ([`crate::tools::cost::parse`]).
-    pub tool_costs: ToolCosts,
+    /// Per-tool costs in tokens as given (`KOSHA_TOOL_COSTS=name=cost,…`; SPEC §6; `None`:
+    /// unset). Checked against the catalogue and the capacity where the state is built
+    /// (`Gateway::new`, with `tools::cost::parse`), so this module needs no tool.
+    pub tool_costs: Option<String>,
     /// The in-memory per-principal request limit of every authenticated request
     /// (`KOSHA_PRINCIPAL_RPS`, requests/s, default 50; SPEC §6), as its bucket.
     pub principal_rate: BucketConfig,
@@ -157,12 +160,7 @@ impl GatewayConfig {
             }
             other => ConfigError::new("KOSHA_RATE_*/KOSHA_LEASE_*", other.to_string()),
         })?;
-        let tool_costs = crate::tools::cost::parse(
-            config::var("KOSHA_TOOL_COSTS").as_deref(),
-            &crate::tools::catalogue(),
-            rate_limit.bucket.capacity(),
-        )
-        .map_err(|e| ConfigError::new("KOSHA_TOOL_COSTS", e))?;
+        let tool_costs = config::var(TOOL_COSTS_ENV);
         let principal_rate = PrincipalLimiter::bucket(config::parse_or(
             "KOSHA_PRINCIPAL_RPS",
             principal_rate::DEFAULT_RPS,

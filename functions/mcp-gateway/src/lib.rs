@@ -4,9 +4,11 @@
 //! dependency client (`kosha_clients`) under the resilience policy for that dependency
 //! ([`backends`]).
 //!
-//! Module imports point one way: `http` → `server` → `tools` → `state` → `backends` →
+//! Module imports point one way: `http` → `server` → `state` → `tools` → `backends` →
 //! `kosha_contract`, with [`config`], [`jsonrpc`] and [`chaos`] (the chaos-header gate, used by
-//! `state` and `tools`) as leaves; no module imports one that imports it back.
+//! `state` and `tools`) as leaves; no module imports one that imports it back
+//! (`scripts/module_cycles.py` checks it). A tool sees the state only through
+//! [`tools::deps::Deps`], and tool costs are checked where the state is built.
 #![forbid(unsafe_code)]
 
 pub mod backends;

@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use kosha_resilience::deadline::{Deadline, LAMBDA_MARGIN};
+use kosha_resilience::deadline::{Deadline, LAMBDA_RESPONSE_MARGIN};
 use rmcp::model::{
     CacheScope, CallToolRequestParams, CallToolResponse, CallToolResult, Implementation,
     ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig,
@@ -48,7 +48,8 @@ impl McpServer {
     /// A server over `gateway` serving `catalogue`, with the tool costs of its config
     /// (`KOSHA_TOOL_COSTS`, SPEC §6).
     pub fn new(gateway: Arc<Gateway>, catalogue: Catalogue) -> Self {
-        let catalogue = catalogue.with_costs(&gateway.config.tool_costs);
+        let costs = gateway.tool_costs();
+        let catalogue = catalogue.with_costs(|name| costs.get(name));
         let backends = catalogue.backends().into_iter().collect();
         Self {
             gateway,
@@ -109,7 +110,7 @@ fn out_of_time() -> ToolError {
 /// `min(now + budget, Lambda deadline − 50 ms)` (SPEC §7), or `now + budget` locally.
 fn call_deadline(budget: std::time::Duration, lambda_deadline_ms: Option<u64>) -> Deadline {
     match lambda_deadline_ms {
-        Some(ms) => Deadline::from_lambda_deadline_ms(ms, budget, LAMBDA_MARGIN),
+        Some(ms) => Deadline::from_lambda_deadline_ms(ms, budget, LAMBDA_RESPONSE_MARGIN),
         None => Deadline::after(budget),
     }
 }
@@ -339,7 +340,7 @@ impl McpServer {
             _ => None,
         };
         let call = Call {
-            gateway: &self.gateway,
+            deps: self.gateway.deps(),
             backends: &self.backends,
             principal: client_id,
             deadline,

@@ -17,7 +17,9 @@ use kosha_resilience::rate_limit::RateLimiter;
 use crate::backends::screening::Screenings;
 use crate::backends::{Backend, PerBackend};
 use crate::chaos::ChaosGate;
-use crate::config::{GatewayConfig, ServiceAuth};
+use crate::config::{GatewayConfig, ServiceAuth, TOOL_COSTS_ENV};
+use crate::tools::cost::{self, ToolCosts};
+use crate::tools::deps::{Deps, ScreeningRecords};
 use kosha_clients::core_api::CoreApi;
 use kosha_clients::screening::ScreeningClient;
 use kosha_runtime::sigv4::SigV4Signer;
@@ -92,6 +94,8 @@ pub struct Gateway {
     pub chaos: ChaosGate,
     /// The resilience policy of each backend (seed 004 §1).
     policies: PerBackend<Policy>,
+    /// `KOSHA_TOOL_COSTS`, checked against the catalogue and the bucket's capacity.
+    tool_costs: ToolCosts,
 }
 
 impl std::fmt::Debug for Gateway {
@@ -108,7 +112,8 @@ impl Gateway {
     /// `overrides`, `tools/call` takes tokens from `rate_limiter`.
     ///
     /// # Errors
-    /// [`StartError::Config`] when a policy in `config` does not validate.
+    /// [`StartError::Config`] when a policy in `config` does not validate, or a tool's cost
+    /// (`KOSHA_TOOL_COSTS`, a catalogue entry's) is not one the bucket can admit.
     pub fn new(
         config: GatewayConfig,
         http: reqwest::Client,
@@ -123,7 +128,7 @@ impl Gateway {
     /// trips") unless `config.fleet_trip_quorum` is 0.
     ///
     /// # Errors
-    /// [`StartError::Config`] when a policy in `config` does not validate.
+    /// As [`Gateway::new`].
     pub fn with_fleet(
         config: GatewayConfig,
         http: reqwest::Client,
@@ -132,6 +137,13 @@ impl Gateway {
         fleet: Option<Arc<dyn FleetSignal>>,
         rate_limiter: Arc<dyn RateLimiter>,
     ) -> Result<Self, StartError> {
+        // Checked here, where the catalogue meets the configuration (SPEC §6).
+        let tool_costs = cost::parse(
+            config.tool_costs.as_deref(),
+            &crate::tools::catalogue(),
+            config.rate_limit.bucket.capacity(),
+        )
+        .map_err(|e| kosha_runtime::config::ConfigError::new(TOOL_COSTS_ENV, e))?;
         let core_api = CoreApi::new(&config.core_api_url, http.clone());
         let screening = ScreeningClient::new(&config.screening.url, http);
         let chaos = ChaosGate::new(config.chaos_enabled, None);
@@ -150,6 +162,7 @@ impl Gateway {
             overrides,
             chaos,
             policies,
+            tool_costs,
         })
     }
 
@@ -257,5 +270,20 @@ impl Gateway {
     /// The policy of `backend`.
     pub fn policy(&self, backend: Backend) -> &Policy {
         self.policies.get(backend)
+    }
+
+    /// The tool costs `KOSHA_TOOL_COSTS` sets (SPEC §6), checked when the state was built.
+    pub fn tool_costs(&self) -> &ToolCosts {
+        &self.tool_costs
+    }
+
+    /// What a tool call may use of this state ([`Deps`]).
+    pub fn deps(&self) -> Deps<'_> {
+        Deps {
+            core_api: &self.core_api,
+            screening: &self.screening,
+            screenings: self.screenings.as_ref().map(|s| s as &dyn ScreeningRecords),
+            policies: &self.policies,
+        }
     }
 }

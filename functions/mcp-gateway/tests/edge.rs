@@ -150,12 +150,7 @@ async fn tools_list_may_be_cached_privately_for_five_minutes() {
 #[tokio::test]
 async fn a_tools_cost_is_spent_per_call_and_retry_after_counts_to_it() {
     let mut config = common::config("http://127.0.0.1:9", 64);
-    config.tool_costs = mcp_gateway::tools::cost::parse(
-        Some("get_service_health=3"),
-        &mcp_gateway::tools::catalogue(),
-        5.0,
-    )
-    .unwrap();
+    config.tool_costs = Some("get_service_health=3".to_owned());
     let app = common::app_with(config, 5.0);
     let t = token("agent-a", &[Role::Agent]);
     let call = |id| tools_call(id, &t, "get_service_health", json!({}));
@@ -181,15 +176,46 @@ async fn a_tools_cost_is_spent_per_call_and_retry_after_counts_to_it() {
     assert_eq!(common::tool_error(&cheap)["code"], "invalid_argument");
 }
 
+#[test]
+fn a_tool_cost_the_bucket_cannot_admit_stops_the_gateway_where_its_state_is_built() {
+    for (costs, named) in [
+        ("get_service_health=0", "`get_service_health=0`"),
+        ("no_such_tool=1", "`no_such_tool=1`"),
+    ] {
+        let mut config = common::config("http://127.0.0.1:9", 64);
+        config.tool_costs = Some(costs.to_owned());
+        let limiter = kosha_resilience::rate_limit::LocalRateLimiter::new(
+            kosha_resilience::rate_limit::BucketConfig::try_new(5.0, 0.001).unwrap(),
+            || 0,
+        );
+        let refused = common::try_gateway(
+            config,
+            std::sync::Arc::new(kosha_resilience::overrides::NoOverrides),
+            std::sync::Arc::new(limiter),
+        )
+        .unwrap_err();
+        assert_eq!(refused.exit_code(), 2, "a configuration error");
+        let shown = refused.to_string();
+        assert!(
+            shown.contains("KOSHA_TOOL_COSTS") && shown.contains(named),
+            "{shown}"
+        );
+    }
+}
+
 #[tokio::test]
 async fn requests_above_max_in_flight_are_shed_with_503() {
-    // A core-api that accepts connections and never answers keeps the first call in flight.
+    // A core-api that accepts connections and never answers keeps the first call in flight;
+    // it signals each connection, so the test knows the call holds its slot.
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
+    let arrived = std::sync::Arc::new(tokio::sync::Notify::new());
+    let signal = arrived.clone();
     let hold = tokio::spawn(async move {
         let mut held = Vec::new();
         while let Ok((sock, _)) = listener.accept().await {
             held.push(sock);
+            signal.notify_one();
         }
     });
     let app = app(&format!("http://{addr}"), 100.0, 1);
@@ -200,7 +226,7 @@ async fn requests_above_max_in_flight_are_shed_with_503() {
         "get_transaction",
         json!({"transaction_id": "txn_000001"}),
     )));
-    tokio::time::sleep(Duration::from_millis(200)).await;
+    arrived.notified().await;
     let resp = app
         .clone()
         .oneshot(tools_call(2, &t, "get_service_health", json!({})))
@@ -216,8 +242,8 @@ async fn requests_above_max_in_flight_are_shed_with_503() {
     );
     slow.abort();
     hold.abort();
-    // The aborted request released its slot.
-    tokio::time::sleep(Duration::from_millis(50)).await;
+    // The aborted request released its slot once its task is gone.
+    assert!(slow.await.unwrap_err().is_cancelled());
     let resp = app
         .oneshot(tools_call(3, &t, "get_service_health", json!({})))
         .await

@@ -5,7 +5,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use kosha_resilience::deadline::{Deadline, LAMBDA_MARGIN};
+use kosha_resilience::deadline::{Deadline, LAMBDA_RESPONSE_MARGIN};
 use lambda_runtime::LambdaEvent;
 use serde_json::{Value, json};
 
@@ -36,7 +36,8 @@ pub async fn invocation<P: Publish>(
     budget: Duration,
     lambda_deadline_ms: u64,
 ) -> Result<Value, RelayError> {
-    let deadline = Deadline::from_lambda_deadline_ms(lambda_deadline_ms, budget, LAMBDA_MARGIN);
+    let deadline =
+        Deadline::from_lambda_deadline_ms(lambda_deadline_ms, budget, LAMBDA_RESPONSE_MARGIN);
     Ok(summary(&relay.run(&deadline).await?))
 }
 

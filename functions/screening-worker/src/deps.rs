@@ -10,7 +10,7 @@
 
 use std::time::Duration;
 
-use kosha_clients::hop::hop_deadline;
+use kosha_clients::hop::{HOP_MARGIN, hop_deadline};
 use kosha_clients::screening::{ScreenMeta, ScreeningClient, ScreeningError};
 use kosha_contract::screening::ScreenRequest;
 use kosha_resilience::config::Profile;
@@ -25,7 +25,7 @@ use crate::handler::{Queue, Sim, SimAnswer, Store};
 /// The worker's policy toward screening-sim (see the module doc).
 pub const PROFILE: Profile = Profile {
     attempt_cap: Duration::from_millis(1_500),
-    attempt_margin: Duration::from_millis(150),
+    attempt_margin: HOP_MARGIN,
     max_attempts: 2,
     bulkhead: 10,
     breaker_window: 10,

@@ -26,8 +26,9 @@ use lambda_runtime::{LambdaEvent, service_fn};
 use screening_worker::deps::{POLICY_ENV_PREFIX, PROFILE, PolicySim, SqsQueue};
 use screening_worker::handler::Worker;
 
-/// Kept back from Lambda's deadline for the runtime to send the answer.
-const LAMBDA_MARGIN: Duration = Duration::from_millis(200);
+/// Kept back from Lambda's deadline for the batch's answer (its item failures) to be sent and
+/// its spans and metrics flushed: larger than a request's `LAMBDA_RESPONSE_MARGIN` (50 ms).
+const BATCH_REPORT_MARGIN: Duration = Duration::from_millis(200);
 
 type RealWorker = Worker<PolicySim, StateTable, SqsQueue>;
 
@@ -56,7 +57,7 @@ async fn async_main() -> ExitCode {
             let deadline = Deadline::from_lambda_deadline_ms(
                 event.context.deadline,
                 Duration::from_secs(900),
-                LAMBDA_MARGIN,
+                BATCH_REPORT_MARGIN,
             );
             let answer = worker.handle_batch(&event.payload.records, &deadline).await;
             // The batch's spans leave before the instance is frozen (SPEC §12).

@@ -38,7 +38,7 @@ pub struct ServeArgs {
     #[arg(long, env = "KOSHA_LISTEN", default_value = "127.0.0.1:8089")]
     listen: SocketAddr,
     /// The issuer URL: the tokens' `iss`, e.g. http://127.0.0.1:8089/kosha-dev.
-    #[arg(long, env = "KOSHA_JWT_ISSUER")]
+    #[arg(long, env = kosha_auth::JWT_ISSUER_ENV)]
     issuer: String,
     /// The dev private key PEM; its jwks.json beside it is the key set served.
     #[arg(

@@ -16,8 +16,8 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use clap::{Args, Subcommand, ValueEnum};
-use kosha_auth::Role;
 use kosha_auth::dev::{self, MintClaims};
+use kosha_auth::{ALLOWED_CLIENT_IDS_ENV, Role};
 
 use super::CommandError;
 use crate::duration::parse_ttl;
@@ -65,7 +65,7 @@ pub struct MintArgs {
     /// The `iss` claim; must equal the gateway's KOSHA_JWT_ISSUER.
     #[arg(
         long,
-        env = "KOSHA_JWT_ISSUER",
+        env = kosha_auth::JWT_ISSUER_ENV,
         default_value = "http://127.0.0.1/kosha-dev"
     )]
     issuer: String,
@@ -126,9 +126,6 @@ fn mint(args: &MintArgs) -> Result<(), CommandError> {
     }
     Ok(())
 }
-
-/// The gateway's list of accepted client ids (SPEC §5).
-const ALLOWED_CLIENT_IDS_ENV: &str = "KOSHA_ALLOWED_CLIENT_IDS";
 
 /// Why the gateway would refuse a token for `client_id`, given `KOSHA_ALLOWED_CLIENT_IDS` read
 /// as the gateway reads it (`kosha_runtime::config::list`); an empty list says nothing (the

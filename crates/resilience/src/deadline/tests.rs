@@ -90,7 +90,7 @@ async fn lambda_deadline_bounds_the_budget() {
     let d = Deadline::from_lambda_deadline_ms_at(
         now_ms + 3_000,
         Duration::from_secs(8),
-        LAMBDA_MARGIN,
+        LAMBDA_RESPONSE_MARGIN,
         NOW,
     );
     assert_eq!(d.remaining(), Duration::from_millis(2_950));
@@ -99,7 +99,7 @@ async fn lambda_deadline_bounds_the_budget() {
     let d = Deadline::from_lambda_deadline_ms_at(
         now_ms + 900_000,
         Duration::from_secs(8),
-        LAMBDA_MARGIN,
+        LAMBDA_RESPONSE_MARGIN,
         NOW,
     );
     assert_eq!(d.remaining(), Duration::from_secs(8));
@@ -107,7 +107,7 @@ async fn lambda_deadline_bounds_the_budget() {
     let d = Deadline::from_lambda_deadline_ms_at(
         now_ms - 10,
         Duration::from_secs(8),
-        LAMBDA_MARGIN,
+        LAMBDA_RESPONSE_MARGIN,
         NOW,
     );
     assert!(d.is_expired());

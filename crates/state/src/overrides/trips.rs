@@ -30,8 +30,8 @@ use crate::{StateError, StateTable};
 pub const MAX_WRITES: usize = 3;
 
 /// The breakers whose trips the gateway shares (SPEC §8): core-api reads, core-api writes,
-/// screening-sim.
-pub const TRIP_BREAKERS: [&str; 3] = ["core-api", "core-api-writes", "screening-sim"];
+/// screening-sim ([`kosha_contract::breaker::Breaker`]'s names).
+pub const TRIP_BREAKERS: [&str; 3] = kosha_contract::breaker::Breaker::NAMES;
 
 /// The key of `breaker`'s trip item.
 pub(crate) fn key(breaker: &str) -> String {

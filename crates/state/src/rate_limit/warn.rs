@@ -7,23 +7,26 @@
 //! WARN of that reason carries that count as `suppressed`. Time comes from the limiter's
 //! [`crate::Clock`], so tests set it by hand.
 
-use std::collections::HashMap;
+use std::time::Duration;
 
-use parking_lot::Mutex;
+use kosha_runtime::throttle::Throttle;
 
 /// At most one WARN per reason in this many milliseconds (60 s).
 pub const WARN_INTERVAL_MS: i64 = 60_000;
 
-/// Per reason: when its last WARN was logged and how many were suppressed since.
-#[derive(Debug, Default)]
-pub struct WarnThrottle {
-    reasons: Mutex<HashMap<&'static str, Logged>>,
-}
+/// The limiter's reasons are a handful of constants; this bounds the memory all the same.
+const MAX_REASONS: usize = 16;
 
-#[derive(Debug, Clone, Copy)]
-struct Logged {
-    at_ms: i64,
-    suppressed: u64,
+/// Per reason: when its last WARN was logged and how many were suppressed since
+/// ([`kosha_runtime::throttle::Throttle`] on the limiter's clock).
+#[derive(Debug)]
+pub struct WarnThrottle(Throttle);
+
+impl Default for WarnThrottle {
+    fn default() -> Self {
+        let every = Duration::from_millis(WARN_INTERVAL_MS.unsigned_abs());
+        Self(Throttle::new(every, MAX_REASONS))
+    }
 }
 
 impl WarnThrottle {
@@ -31,31 +34,11 @@ impl WarnThrottle {
     /// number suppressed since the last one logged, or `None` when this one is suppressed (and
     /// counted). A clock that went backwards allows the WARN.
     pub fn admit(&self, reason: &'static str, now_ms: i64) -> Option<u64> {
-        let mut reasons = self.reasons.lock();
-        match reasons.get_mut(reason) {
-            Some(last) if (0..WARN_INTERVAL_MS).contains(&(now_ms - last.at_ms)) => {
-                last.suppressed += 1;
-                None
-            }
-            Some(last) => {
-                let suppressed = last.suppressed;
-                *last = Logged {
-                    at_ms: now_ms,
-                    suppressed: 0,
-                };
-                Some(suppressed)
-            }
-            None => {
-                reasons.insert(
-                    reason,
-                    Logged {
-                        at_ms: now_ms,
-                        suppressed: 0,
-                    },
-                );
-                Some(0)
-            }
-        }
+        let now = Duration::from_millis(u64::try_from(now_ms).unwrap_or(0));
+        // The throttle counts this one too; the WARN reports the ones before it.
+        self.0
+            .occurred_at("", reason, now)
+            .map(|n| n.saturating_sub(1))
     }
 }
 

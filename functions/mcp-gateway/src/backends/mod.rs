@@ -18,6 +18,8 @@ pub mod screening;
 
 use std::time::Duration;
 
+use kosha_clients::hop::HOP_MARGIN;
+use kosha_contract::breaker::Breaker;
 use kosha_contract::dependency::Dependency;
 use kosha_resilience::config::Profile;
 
@@ -34,22 +36,24 @@ pub enum Backend {
 }
 
 impl Backend {
-    /// The name `get_service_health` shows (SPEC §4).
-    pub const fn health_name(self) -> &'static str {
+    /// The breaker this backend's calls go through (one each).
+    pub const fn breaker(self) -> Breaker {
         match self {
-            Self::CoreApiRead => "core-api",
-            Self::CoreApiWrite => "core-api-writes",
-            Self::ScreeningSim => "screening-sim",
+            Self::CoreApiRead => Breaker::CoreApi,
+            Self::CoreApiWrite => Breaker::CoreApiWrites,
+            Self::ScreeningSim => Breaker::ScreeningSim,
         }
+    }
+
+    /// The name `get_service_health` shows (SPEC §4), its breaker's.
+    pub const fn health_name(self) -> &'static str {
+        self.breaker().as_str()
     }
 
     /// The dependency whose `breaker#<dependency>` override forces this backend open
     /// (SPEC §8: `core-api` forces reads and writes alike).
     pub const fn dependency(self) -> Dependency {
-        match self {
-            Self::CoreApiRead | Self::CoreApiWrite => Dependency::CoreApi,
-            Self::ScreeningSim => Dependency::ScreeningSim,
-        }
+        self.breaker().dependency()
     }
 
     /// Whether this backend's calls are hedged (issue #33): idempotent reads only — core-api's
@@ -68,13 +72,13 @@ impl Backend {
         }
     }
 
-    /// Seed 004 §1's row for this backend. The margin toward core-api is the 150 ms hop
-    /// margin of SPEC §7.
+    /// Seed 004 §1's row for this backend. The attempt margin is the hop's
+    /// ([`HOP_MARGIN`], SPEC §7's 150 ms): each attempt ends when its hop deadline would.
     pub const fn profile(self) -> Profile {
         match self {
             Self::CoreApiRead => Profile {
                 attempt_cap: Duration::from_millis(2_000),
-                attempt_margin: Duration::from_millis(150),
+                attempt_margin: HOP_MARGIN,
                 max_attempts: 3,
                 bulkhead: 32,
                 breaker_window: 20,
@@ -82,7 +86,7 @@ impl Backend {
             },
             Self::CoreApiWrite => Profile {
                 attempt_cap: Duration::from_millis(4_000),
-                attempt_margin: Duration::from_millis(150),
+                attempt_margin: HOP_MARGIN,
                 max_attempts: 1,
                 bulkhead: 16,
                 breaker_window: 20,
@@ -90,7 +94,7 @@ impl Backend {
             },
             Self::ScreeningSim => Profile {
                 attempt_cap: Duration::from_millis(1_500),
-                attempt_margin: Duration::from_millis(150),
+                attempt_margin: HOP_MARGIN,
                 max_attempts: 2,
                 bulkhead: 8,
                 breaker_window: 10,
@@ -164,6 +168,20 @@ mod tests {
         assert_eq!(write.breaker.window, 20);
         assert_eq!(write.breaker.open_duration, Duration::from_secs(15));
         assert!(write.validate().is_ok());
+    }
+
+    #[test]
+    fn each_backend_has_a_breaker_of_its_own_and_the_fleet_shares_them_all() {
+        let breakers = PerBackend::try_new(|b| Ok::<_, ()>(b.breaker())).unwrap();
+        assert_eq!(
+            [
+                breakers.core_api_read,
+                breakers.core_api_write,
+                breakers.screening_sim
+            ],
+            Breaker::ALL
+        );
+        assert_eq!(kosha_state::TRIP_BREAKERS, Breaker::NAMES);
     }
 
     #[test]

@@ -48,7 +48,8 @@ use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, Stream
 use serde_json::{Value, json};
 use tower_http::cors::{AllowOrigin, CorsLayer};
 
-use kosha_runtime::audit::{Throttle, events};
+use kosha_runtime::audit::events;
+use kosha_runtime::throttle::Throttle;
 
 use self::error::EdgeError;
 use self::rmcp_errors::json_errors;

@@ -1,5 +1,5 @@
-//! One `tools/call` in progress ([`Call`]): who is calling, by when it must answer, and the
-//! gateway's clients; plus the one mapping from a dependency's errors to tool errors
+//! One `tools/call` in progress ([`Call`]): who is calling, by when it must answer, and what
+//! it may use ([`Deps`]); plus the one mapping from a dependency's errors to tool errors
 //! (SPEC §3, §6, §7).
 
 use std::future::Future;
@@ -9,7 +9,7 @@ use kosha_contract::dependency::Dependency;
 use kosha_contract::error::ErrorCode;
 use kosha_resilience::chaos::{Faults, Target};
 use kosha_resilience::deadline::Deadline;
-use kosha_resilience::policy::PolicyError;
+use kosha_resilience::policy::{Policy, PolicyError};
 use kosha_resilience::retry::Idempotency;
 use rand::SeedableRng;
 use rand::rngs::SmallRng;
@@ -20,7 +20,7 @@ use kosha_runtime::trace::RequestTrace;
 
 use crate::backends::Backend;
 use crate::chaos::Honoured;
-use crate::state::Gateway;
+use crate::tools::deps::{BoxFuture, Deps};
 use crate::tools::error::ToolError;
 use crate::tools::observe::Sent;
 use kosha_clients::core_api::{CallMeta, CoreApiError};
@@ -30,8 +30,8 @@ use kosha_clients::screening::{ScreenMeta, ScreeningError};
 /// One `tools/call` in progress: who is calling and by when it must answer.
 #[derive(Debug)]
 pub struct Call<'a> {
-    /// Shared gateway state (clients, policies).
-    pub gateway: &'a Gateway,
+    /// The dependency clients, screening records and policies the tool may use.
+    pub deps: Deps<'a>,
     /// The backends the served tools call (`get_service_health` reports them).
     pub backends: &'a [Backend],
     /// The caller's `client_id`, forwarded as `X-Kosha-Principal`.
@@ -48,10 +48,15 @@ pub struct Call<'a> {
     pub trace: Option<&'a RequestTrace>,
 }
 
-impl Call<'_> {
+impl<'a> Call<'a> {
     /// Time left before the deadline (zero once passed).
     pub fn remaining(&self) -> Duration {
         self.deadline.remaining()
+    }
+
+    /// The policy of `backend` (seed 004 §1).
+    pub fn policy(&self, backend: Backend) -> &'a Policy {
+        self.deps.policies.get(backend)
     }
 
     /// Awaits `future`, a call to a dependency, counting its time as waiting ([`waiting`]).
@@ -66,10 +71,9 @@ impl Call<'_> {
     /// [`ToolError`] per SPEC §3: core-api's 4xx as the matching tool error, 5xx or an
     /// unreachable core-api as `dependency_unavailable`, a passed deadline as
     /// `deadline_exceeded`.
-    pub async fn core_api_read<T, F, Fut>(&self, op: F) -> Result<T, ToolError>
+    pub async fn core_api_read<'f, T, F>(&self, op: F) -> Result<T, ToolError>
     where
-        F: FnMut(CallMeta) -> Fut,
-        Fut: Future<Output = Result<T, CoreApiError>>,
+        F: FnMut(CallMeta) -> BoxFuture<'f, Result<T, CoreApiError>>,
     {
         self.core_api(Backend::CoreApiRead, Idempotency::Idempotent, op)
             .await
@@ -85,10 +89,9 @@ impl Call<'_> {
     /// As [`Call::core_api_read`], except that a deadline or timeout that may have come after
     /// core-api received the request is [`ToolError::WriteUnconfirmed`] (`deadline_exceeded`,
     /// saying a retry with the same arguments is safe).
-    pub async fn core_api_write<T, F, Fut>(&self, op: F) -> Result<T, ToolError>
+    pub async fn core_api_write<'f, T, F>(&self, op: F) -> Result<T, ToolError>
     where
-        F: FnMut(CallMeta) -> Fut,
-        Fut: Future<Output = Result<T, CoreApiError>>,
+        F: FnMut(CallMeta) -> BoxFuture<'f, Result<T, CoreApiError>>,
     {
         self.core_api(Backend::CoreApiWrite, Idempotency::NonIdempotent, op)
             .await
@@ -97,36 +100,35 @@ impl Call<'_> {
 
     /// `op` under `backend`'s policy, with this call's principal, deadline and chaos plan.
     ///
-    /// Each attempt's future is boxed. The policy keeps an attempt's future inline in its
+    /// Each attempt's future is boxed ([`Deps`]'s calls return boxes). The policy keeps an attempt's future inline in its
     /// own state, for the chaos step, the hedge race and the timeout, and with the HTTP
     /// client's future in it a tool call's future grew to tens of KiB. Every await moved
     /// it, which cost about 80,000 instructions per `get_transaction` in `memcpy`, and a
     /// box costs one allocation per attempt (issue 29, callgrind).
-    async fn core_api<T, F, Fut>(
+    async fn core_api<'f, T, F>(
         &self,
         backend: Backend,
         idempotency: Idempotency,
         mut op: F,
     ) -> Result<T, PolicyError<CoreApiError>>
     where
-        F: FnMut(CallMeta) -> Fut,
-        Fut: Future<Output = Result<T, CoreApiError>>,
+        F: FnMut(CallMeta) -> BoxFuture<'f, Result<T, CoreApiError>>,
     {
         let mut faults = self.faults(Target::CoreApi);
-        let calls = self.gateway.policy(backend).call_with_faults(
+        let calls = self.policy(backend).call_with_faults(
             &self.deadline,
             idempotency,
             faults.as_mut(),
             |attempt| {
                 self.sent.count(&attempt);
-                Box::pin(op(CallMeta {
+                op(CallMeta {
                     principal: self.principal.map(str::to_owned),
                     deadline_header: Some(
                         hop_deadline(&self.deadline, attempt.timeout).to_header(),
                     ),
                     timeout: attempt.timeout,
                     chaos: self.chaos.map(|h| h.header.clone()),
-                }))
+                })
             },
         );
         self.waiting(calls).await
@@ -170,7 +172,7 @@ impl Call<'_> {
         request: &ScreenRequest,
     ) -> Result<ScreenResponse, PolicyError<ScreeningError>> {
         let mut faults = self.faults(Target::ScreeningSim);
-        let calls = self.gateway.policy(Backend::ScreeningSim).call_with_faults(
+        let calls = self.policy(Backend::ScreeningSim).call_with_faults(
             deadline,
             Idempotency::Idempotent,
             faults.as_mut(),
@@ -182,7 +184,7 @@ impl Call<'_> {
                     timeout: attempt.timeout,
                 };
                 // Boxed, as a core-api attempt is.
-                Box::pin(async move { self.gateway.screening.screen(&meta, request).await })
+                self.deps.screening.screen(meta, request)
             },
         );
         self.waiting(calls).await

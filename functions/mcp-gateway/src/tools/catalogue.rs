@@ -264,12 +264,14 @@ impl Catalogue {
         Self { entries }
     }
 
-    /// The same catalogue with the costs `costs` sets (names it does not list keep theirs;
-    /// [`super::cost::parse`] has checked that every name is a tool's).
+    /// The same catalogue with the cost `cost_of(name)` gives each tool (`None`: it keeps
+    /// its own), e.g. `|name| costs.get(name)` for the `KOSHA_TOOL_COSTS` that
+    /// [`super::cost::parse`] checked. A lookup rather than the parsed type, so this module
+    /// does not import the one that reads the catalogue (issue 42).
     #[must_use]
-    pub fn with_costs(mut self, costs: &super::cost::ToolCosts) -> Self {
+    pub fn with_costs(mut self, cost_of: impl Fn(&str) -> Option<u32>) -> Self {
         for e in &mut self.entries {
-            if let Some(cost) = costs.get(e.spec.name) {
+            if let Some(cost) = cost_of(e.spec.name) {
                 e.cost = cost;
             }
         }

@@ -86,7 +86,7 @@ mod tests {
         assert_eq!(parse(None, &c, 20.0), Ok(ToolCosts::default()));
         assert_eq!(parse(Some(" , "), &c, 20.0), Ok(ToolCosts::default()));
         let costs = parse(Some("screen_entity = 20,get_transaction=2"), &c, 20.0).unwrap();
-        let served = catalogue().with_costs(&costs);
+        let served = catalogue().with_costs(|name| costs.get(name));
         let cost_of = |name: &str| served.all().find(|e| e.spec.name == name).unwrap().cost();
         assert_eq!(
             (
@@ -118,8 +118,8 @@ mod tests {
 
     #[test]
     fn a_catalogue_cost_above_the_capacity_refuses_naming_the_tool() {
-        let c =
-            catalogue().with_costs(&parse(Some("screen_entity=5"), &catalogue(), 20.0).unwrap());
+        let costs = parse(Some("screen_entity=5"), &catalogue(), 20.0).unwrap();
+        let c = catalogue().with_costs(|name| costs.get(name));
         let err = parse(None, &c, 4.0).unwrap_err();
         assert!(err.contains("`screen_entity`"), "{err}");
     }

@@ -103,7 +103,7 @@ impl Tool for GetScreeningResult {
         let unavailable = ToolError::StoreUnavailable {
             retry_after_s: Some(1),
         };
-        let Some(screenings) = &call.gateway.screenings else {
+        let Some(screenings) = call.deps.screenings else {
             return Err(unavailable);
         };
         let now_s = kosha_state::SystemClock.now_s();

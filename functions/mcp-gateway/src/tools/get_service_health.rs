@@ -88,7 +88,7 @@ impl Tool for GetServiceHealth {
             .backends
             .iter()
             .map(|&backend| {
-                let h = call.gateway.policy(backend).health();
+                let h = call.policy(backend).health();
                 let health = DependencyHealth {
                     breaker: h.state.as_str().to_owned(),
                     in_flight: u32::try_from(h.in_flight).unwrap_or(u32::MAX),

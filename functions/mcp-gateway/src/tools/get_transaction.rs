@@ -63,9 +63,7 @@ impl Tool for GetTransaction {
             )));
         }
         let transaction = call
-            .core_api_read(
-                |meta| async move { call.gateway.core_api.get_transaction(&meta, id).await },
-            )
+            .core_api_read(|meta| call.deps.core_api.get_transaction(meta, id))
             .await?;
         Ok(Output { transaction })
     }

@@ -5,7 +5,7 @@
 //! (`created: false`) instead of writing twice. Used by `raise_dispute` and
 //! `flag_transaction_for_review`.
 
-use kosha_clients::core_api::{KeyedWrite, Written};
+use kosha_clients::core_api::Written;
 use kosha_contract::{canonical, ids};
 use kosha_runtime::audit::events;
 use serde::Serialize;
@@ -13,6 +13,7 @@ use serde_json::json;
 use sha2::{Digest, Sha256};
 
 use super::call::Call;
+use super::deps::ToolWrite;
 use super::error::ToolError;
 use kosha_contract::echo::clip;
 
@@ -23,7 +24,7 @@ use kosha_contract::echo::clip;
 /// # Errors
 /// `not_found`, the key's [`ToolError::Internal`], or the errors of
 /// [`Call::core_api_write`].
-pub async fn run<W: KeyedWrite>(
+pub async fn run<W: ToolWrite>(
     call: &Call<'_>,
     tool: &'static str,
     given_key: Option<String>,
@@ -35,10 +36,7 @@ pub async fn run<W: KeyedWrite>(
     }
     let key = key_for(given_key, call.principal, tool, &request)?;
     let written = call
-        .core_api_write(|meta| {
-            let (key, request) = (key.as_str(), &request);
-            async move { call.gateway.core_api.keyed_write(&meta, key, request).await }
-        })
+        .core_api_write(|meta| W::send(call.deps.core_api, meta, &key, &request))
         .await?;
     audit(
         call.principal,

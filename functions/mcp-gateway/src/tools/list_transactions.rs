@@ -94,13 +94,7 @@ impl Tool for ListTransactions {
         };
         let page = call
             .core_api_read(|meta| {
-                let (query, account_id) = (&query, args.account_id.as_str());
-                async move {
-                    call.gateway
-                        .core_api
-                        .list_transactions(&meta, account_id, query)
-                        .await
-                }
+                (call.deps.core_api).list_transactions(meta, &args.account_id, &query)
             })
             .await?;
         Ok(Output {

@@ -2,7 +2,8 @@
 //! its spec (name, schemas, annotations, roles, budget, dependencies) and its handler.
 //! [`catalogue()`] lists them, once; [`catalogue::Catalogue`] derives `tools/list`, dispatch
 //! and visibility from that list. [`call`] holds the per-call context and the mapping from
-//! dependency errors to tool errors (SPEC §3).
+//! dependency errors to tool errors (SPEC §3); [`deps`] what a call may use of the gateway,
+//! behind traits the tools' tests fake.
 //!
 //! Imports point one way: this module lists the tool modules; they use their siblings
 //! ([`catalogue`], [`call`], [`error`], [`args`]) and never this module.
@@ -11,6 +12,7 @@ pub mod args;
 pub mod call;
 pub mod catalogue;
 pub mod cost;
+pub mod deps;
 pub mod error;
 pub mod flag_transaction_for_review;
 pub mod get_screening_result;
@@ -23,6 +25,11 @@ pub mod raise_dispute;
 pub mod reference;
 pub mod screen_entity;
 pub mod search_knowledge_base;
+
+#[cfg(test)]
+mod fakes;
+#[cfg(test)]
+mod tool_tests;
 
 use catalogue::{Catalogue, Entry};
 

@@ -172,7 +172,7 @@ impl Tool for ScreenEntity {
             dependency: Dependency::ScreeningSim,
             retry_after_s: Some(retry_after_s),
         };
-        let Some(screenings) = &call.gateway.screenings else {
+        let Some(screenings) = call.deps.screenings else {
             return Err(unavailable);
         };
         let item = ScreeningItem::new(id.clone(), request, ScreeningState::Pending, now_s)
@@ -198,7 +198,7 @@ impl Tool for ScreenEntity {
 /// Stores a synchronous answer within [`STORE_WAIT`]; a failure is counted and logged, the
 /// verdict still goes out.
 async fn store_answer(call: &Call<'_>, item: ScreeningItem) {
-    let stored = match &call.gateway.screenings {
+    let stored = match call.deps.screenings {
         Some(s) => call
             .waiting(s.store(&item, STORE_WAIT.min(call.remaining())))
             .await
@@ -217,7 +217,7 @@ fn defer_because(
     call: &Call<'_>,
     failure: PolicyError<ScreeningError>,
 ) -> Result<Duration, ToolError> {
-    let policy = call.gateway.policy(Backend::ScreeningSim);
+    let policy = call.policy(Backend::ScreeningSim);
     // After failures the breaker may just have opened: then its whole open period is left;
     // after a 429 with `Retry-After`, the time screening-sim asked for.
     let breaker_wait = || {

@@ -71,10 +71,7 @@ impl Tool for SearchKnowledgeBase {
             top_k: args.top_k,
         };
         let answer = call
-            .core_api_read(|meta| {
-                let request = &request;
-                async move { call.gateway.core_api.search(&meta, request).await }
-            })
+            .core_api_read(|meta| call.deps.core_api.search(meta, &request))
             .await?;
         Ok(Output {
             results: answer.results,

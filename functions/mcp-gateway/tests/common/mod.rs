@@ -66,7 +66,7 @@ pub fn config(core_api_url: &str, max_in_flight: usize) -> GatewayConfig {
         public_base_url: None,
         state_table: "kosha-state".to_owned(),
         rate_limit: kosha_state::RateLimitSettings::default(),
-        tool_costs: mcp_gateway::tools::cost::ToolCosts::default(),
+        tool_costs: None,
         principal_rate: kosha_resilience::principal_rate::PrincipalLimiter::bucket(
             kosha_resilience::principal_rate::DEFAULT_RPS,
         )
@@ -113,6 +113,15 @@ pub fn gateway_with_limiter(
     overrides: Arc<dyn kosha_resilience::overrides::OverrideSource>,
     limiter: Arc<dyn kosha_resilience::rate_limit::RateLimiter>,
 ) -> Gateway {
+    try_gateway(config, overrides, limiter).unwrap()
+}
+
+/// [`gateway_with_limiter`], or why the state could not be built.
+pub fn try_gateway(
+    config: GatewayConfig,
+    overrides: Arc<dyn kosha_resilience::overrides::OverrideSource>,
+    limiter: Arc<dyn kosha_resilience::rate_limit::RateLimiter>,
+) -> Result<Gateway, mcp_gateway::state::StartError> {
     let verifier = Verifier::with_fetcher(
         verifier_config(),
         Arc::new(StaticJwks(keys().jwks_json.clone().into_bytes())),
@@ -125,7 +134,6 @@ pub fn gateway_with_limiter(
         overrides,
         limiter,
     )
-    .unwrap()
 }
 
 /// A gateway whose core-api is `core_api_url`, with a local bucket of `capacity` tokens.
