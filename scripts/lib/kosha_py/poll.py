@@ -53,19 +53,13 @@ async def await_until(check: Callable[[], T | Awaitable[T]], timeout_s: float, e
 def wait_port(port: int, proc: subprocess.Popen, timeout_s: float) -> bool:
     """Whether 127.0.0.1:`port` accepts a connection within `timeout_s` while `proc` runs."""
 
-    def accepts() -> bool | None:
+    def settled() -> str | None:
         if proc.poll() is not None:
-            return None
+            return "exited"
         try:
             with socket.create_connection(("127.0.0.1", port), timeout=0.2):
-                return True
+                return "accepts"
         except OSError:
-            return False
+            return None
 
-    end = time.monotonic() + timeout_s
-    while time.monotonic() < end:
-        got = accepts()
-        if got is not False:
-            return bool(got)
-        time.sleep(0.05)
-    return False
+    return wait_until(settled, timeout_s, 0.05) == "accepts"
