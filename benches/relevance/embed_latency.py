@@ -27,6 +27,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "scripts" / "lib"))
 
 from kosha_py import percentile  # noqa: E402
+
 MODEL = "wordllama-l2-supercat-256"
 
 
