@@ -42,8 +42,7 @@ class FaultProxy:
     async def serve_forever(self) -> None:
         """Starts and serves until cancelled."""
         await self.start()
-        while True:
-            await asyncio.sleep(3600)
+        await asyncio.Event().wait()
 
     async def set_mode(self, mode: str) -> None:
         """Switches to `mode` (one of MODES; ValueError otherwise), cutting open connections."""
