@@ -28,6 +28,9 @@ from pathlib import Path
 
 import httpx
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts" / "lib"))
+from kosha_py import percentile  # noqa: E402
+
 BUDGET_S = 3.0  # get_transaction's budget (SPEC §4)
 HEADERS = {"accept": "application/json, text/event-stream", "mcp-protocol-version": "2025-11-25"}
 
@@ -111,11 +114,6 @@ def limit_range(log: Path, offset: int) -> tuple[float, float] | None:
     return (min(values), max(values)) if values else None
 
 
-def pct(values: list[float], q: float) -> float:
-    v = sorted(values)
-    return v[min(len(v) - 1, max(0, round(q * len(v)) - 1))] if v else 0.0
-
-
 async def run(args: argparse.Namespace) -> None:
     rows = []
     for spec in args.gateway:
@@ -131,8 +129,8 @@ async def run(args: argparse.Namespace) -> None:
         shed = [t for code, t in results if code == "overloaded"]
         row = {
             "gateway": name, "calls": len(results), "goodput_per_s": round(len(good) / args.seconds, 2),
-            "ok_p50_ms": round(pct(good, 0.5) * 1000, 1), "ok_p99_ms": round(pct(good, 0.99) * 1000, 1),
-            "overloaded_p50_ms": round(pct(shed, 0.5) * 1000, 1), "outcomes": dict(codes),
+            "ok_p50_ms": round(percentile(good, 0.5) * 1000, 1), "ok_p99_ms": round(percentile(good, 0.99) * 1000, 1),
+            "overloaded_p50_ms": round(percentile(shed, 0.5) * 1000, 1), "outcomes": dict(codes),
         }
         if (r := limit_range(log, offset)) is not None:
             row["bulkhead_limit_min_max"] = r

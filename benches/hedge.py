@@ -13,33 +13,17 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import os
-import subprocess
 import sys
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tests" / "e2e"))
+sys.path[:0] = [str(ROOT / "tests" / "e2e"), str(ROOT / "scripts" / "lib")]
 
 from kosha_client import load_stack_env, session  # noqa: E402
+from kosha_py import percentile, sign  # noqa: E402
 
 TXN = {"transaction_id": "txn_000200"}
-
-
-def sign(stack: dict[str, str], ms: int, p: float) -> str:
-    ops = Path(os.environ.get("CARGO_TARGET_DIR", ROOT / "target")) / "debug" / "kosha-ops"
-    env = {**os.environ, **stack}
-    out = subprocess.run(
-        [str(ops), "chaos", "sign", "--target", "core-api", "--fault", "latency", "--ms", str(ms), "--p", str(p), "--ttl", "15m"],
-        env=env, capture_output=True, text=True, check=True,
-    )
-    return out.stdout.strip()
-
-
-def percentile(sorted_values: list[float], q: float) -> float:
-    index = max(0, min(len(sorted_values) - 1, int(round(q * len(sorted_values))) - 1))
-    return sorted_values[index]
 
 
 def tool_calls(log: Path, offset: int) -> list[dict]:
@@ -73,13 +57,12 @@ async def run(name: str, url: str, token: str, headers: dict[str, str], calls: i
     lines = tool_calls(log, offset)
     attempts = sum(l.get("attempts", 0) for l in lines)
     hedges = sum(l.get("hedges", 0) for l in lines)
-    took.sort()
     row = {
         "run": name, "calls": calls, "errors": errors, "wall_s": round(wall, 1),
         "p50_ms": round(percentile(took, 0.50) * 1000, 1),
         "p99_ms": round(percentile(took, 0.99) * 1000, 1),
         "p999_ms": round(percentile(took, 0.999) * 1000, 1),
-        "max_ms": round(took[-1] * 1000, 1),
+        "max_ms": round(max(took) * 1000, 1),
         "logged": len(lines), "attempts": attempts, "hedges": hedges,
         "hedges_per_call_pct": round(100 * hedges / max(1, len(lines)), 2),
     }
@@ -98,7 +81,7 @@ async def main() -> None:
     stack = load_stack_env()
     token = stack["KOSHA_TESTER_TOKEN"]
     logs = Path(a.logs)
-    header = {"x-kosha-chaos": sign(stack, a.ms, a.p)}
+    header = {"x-kosha-chaos": sign(stack, "core-api", "latency", ms=a.ms, p=a.p, ttl="15m")}
     hedged_log, plain_log = logs / "mcp-gateway.log", logs / "mcp-gateway-nohedge.log"
     base = await run("no fault, hedging on", stack["KOSHA_GATEWAY_URL"], token, {}, a.calls, hedged_log)
     off = await run(f"latency {a.ms} ms p {a.p}, hedging off", a.no_hedge_url, token, header, a.calls, plain_log)

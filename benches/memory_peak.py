@@ -26,12 +26,13 @@ import argparse
 import http.client
 import json
 import os
-import socket
 import subprocess
 import sys
 import threading
-import time
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts" / "lib"))
+from kosha_py import free_port, wait_port  # noqa: E402
 
 LIMIT = 1024 * 1024
 
@@ -69,23 +70,6 @@ def write_bodies(out_dir: Path, token: str) -> None:
         event["body"] = body.decode()
         (out_dir / f"{name}.event.json").write_text(json.dumps(event))
         print(f"{name}: {len(body)} bytes")
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def wait_port(port: int, proc: subprocess.Popen, timeout: float) -> bool:
-    end = time.monotonic() + timeout
-    while time.monotonic() < end and proc.poll() is None:
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=0.2):
-                return True
-        except OSError:
-            time.sleep(0.05)
-    return False
 
 
 def hwm_kb(pid: int) -> int | None:

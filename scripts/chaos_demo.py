@@ -32,9 +32,10 @@ from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tests" / "e2e"))
+sys.path[:0] = [str(ROOT / "tests" / "e2e"), str(ROOT / "scripts" / "lib")]
 
 from kosha_client import load_stack_env  # noqa: E402
+from kosha_py import dev, sign  # noqa: E402
 
 NOT_BUILT, PASS, FAIL = "not built", "PASS", "FAIL"
 # How long core-api's breaker may take to close after an outage row, and how long deferred
@@ -81,27 +82,11 @@ class Stack:
         self.dev_dir = Path(self.env["KOSHA_DEV_DIR"])
         self.stopped: set[str] = set()
 
-    def child_env(self) -> dict[str, str]:
-        env = dict(os.environ)
-        env.update({k: v for k, v in self.env.items() if k.startswith(("AWS_", "KOSHA_"))})
-        return env
-
     def sign(self, target: str, fault: str, ms: int | None = None, p: float = 1.0) -> str:
-        args = [self.env["KOSHA_OPS"], "chaos", "sign", "--target", target, "--fault", fault,
-                "--p", str(p), "--ttl", "5m"]
-        if ms is not None:
-            args += ["--ms", str(ms)]
-        out = subprocess.run(args, env=self.child_env(), capture_output=True, text=True, timeout=30)
-        if out.returncode != 0:
-            raise RuntimeError(f"kosha-ops chaos sign failed: {out.stderr.strip()}")
-        return out.stdout.strip()
+        return sign(self.env, target, fault, ms=ms, p=p)
 
     def dev(self, action: str, name: str) -> None:
-        env = {**self.child_env(), "KOSHA_DEV_DIR": str(self.dev_dir)}
-        out = subprocess.run([str(ROOT / "scripts" / "dev"), action, name], env=env,
-                             capture_output=True, text=True, timeout=120)
-        if out.returncode != 0:
-            raise RuntimeError(f"scripts/dev {action} {name}: {out.stderr.strip()}")
+        dev(action, name, stack=self.env)
         (self.stopped.add if action == "stop" else self.stopped.discard)(name)
 
     @contextlib.contextmanager

@@ -10,9 +10,9 @@ per-service endpoints AWS_ENDPOINT_URL_DYNAMODB, AWS_ENDPOINT_URL_SQS and
 AWS_ENDPOINT_URL_SECRETS_MANAGER), and `postgres` in front of PostgreSQL for core-api's
 DATABASE_URL (the machine's cluster itself is never stopped).
 
-Environment: KOSHA_PROXY_LISTEN=127.0.0.1:PORT, KOSHA_PROXY_TARGET=HOST:PORT. Standard
-library only; bytes are copied unchanged in both directions, one upstream connection per
-client connection. Loopback only.
+Environment: KOSHA_PROXY_LISTEN=127.0.0.1:PORT, KOSHA_PROXY_TARGET=HOST:PORT. Loopback only.
+The proxy itself is scripts/lib/kosha_py/fault_proxy.py in its `pass` mode (the fleet
+simulator switches the same one); standard library only.
 """
 
 from __future__ import annotations
@@ -20,8 +20,11 @@ from __future__ import annotations
 import asyncio
 import os
 import sys
+from pathlib import Path
 
-CHUNK = 64 * 1024
+sys.path.insert(0, str(Path(__file__).resolve().parent / "lib"))
+
+from kosha_py.fault_proxy import FaultProxy  # noqa: E402
 
 
 def address(name: str) -> tuple[str, int]:
@@ -32,37 +35,12 @@ def address(name: str) -> tuple[str, int]:
     return host, int(port)
 
 
-async def pipe(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-    """Copies until EOF or an error on either side, then closes the writing side."""
-    try:
-        while data := await reader.read(CHUNK):
-            writer.write(data)
-            await writer.drain()
-    except (ConnectionError, OSError):
-        pass
-    finally:
-        writer.close()
-
-
-async def serve(listen: tuple[str, int], target: tuple[str, int]) -> None:
-    async def handle(client_r: asyncio.StreamReader, client_w: asyncio.StreamWriter) -> None:
-        try:
-            up_r, up_w = await asyncio.open_connection(*target)
-        except OSError:
-            client_w.close()  # the dependency behind us is down too: cut the client
-            return
-        await asyncio.gather(pipe(client_r, up_w), pipe(up_r, client_w))
-
-    server = await asyncio.start_server(handle, *listen, reuse_address=True)
-    async with server:
-        await server.serve_forever()
-
-
 def main() -> None:
     listen, target = address("KOSHA_PROXY_LISTEN"), address("KOSHA_PROXY_TARGET")
     if listen[0] not in ("127.0.0.1", "localhost", "::1"):
         sys.exit("fault_proxy: listens on loopback only")
-    asyncio.run(serve(listen, target))
+    proxy = FaultProxy(target[1], target_host=target[0], host=listen[0], port=listen[1])
+    asyncio.run(proxy.serve_forever())
 
 
 if __name__ == "__main__":

@@ -23,10 +23,14 @@ from pathlib import Path
 
 import httpx
 
-import picture
-import scenarios
-from proxies import DynamoProxy, FaultProxy
-from router import Router, wait_healthy
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "scripts" / "lib"))
+
+import picture  # noqa: E402
+import scenarios  # noqa: E402
+from kosha_py import free_port  # noqa: E402
+from kosha_py.fault_proxy import FaultProxy  # noqa: E402
+from proxies import DynamoProxy  # noqa: E402
+from router import Router, wait_healthy  # noqa: E402
 
 
 class Sim:
@@ -70,7 +74,7 @@ class Sim:
         moto_port = int(self.args.aws_url.rsplit(":", 1)[1].split("/")[0])
         self.ddb = DynamoProxy(moto_port, self.args.ddb_delay_ms / 1000)
         await self.ddb.start()
-        core_port = _free_port()
+        core_port = free_port()
         log = open(self.out / "core-api.log", "wb")
         self.core = await asyncio.create_subprocess_exec(
             str(self.bin / "core-api"), stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
@@ -176,7 +180,7 @@ class Sim:
         binary = self.bin / "mcp-floor"
         if not binary.exists():
             raise RuntimeError(f"{binary} is not built: scripts/bench-fleet without --no-build builds it")
-        port = _free_port()
+        port = free_port()
         proc = await asyncio.create_subprocess_exec(
             str(binary), "--listen", f"127.0.0.1:{port}", "--core-api-url", f"http://127.0.0.1:{self.core_proxy.port}",
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL, start_new_session=True)
@@ -266,14 +270,6 @@ class Sim:
         txn = f"txn_{(client % 5000) + 1:06d}"
         return json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
                            "params": {"name": "get_transaction", "arguments": {"transaction_id": txn}}}).encode()
-
-
-def _free_port() -> int:
-    import socket
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 COLUMNS = ("scenario", "routing", "instances", "verdict")

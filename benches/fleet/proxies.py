@@ -1,4 +1,4 @@
-"""The fleet simulator's two proxies (issue 26), asyncio, loopback only.
+"""The fleet simulator's DynamoDB proxy (issue 26), asyncio, loopback only.
 
 - `DynamoProxy`: in front of the AWS emulator's DynamoDB endpoint (the gateways'
   AWS_ENDPOINT_URL_DYNAMODB). Each HTTP request takes a round trip of `delay_s` (what a Lambda
@@ -11,9 +11,9 @@
   connection is kept alive, as DynamoDB does. Bucket writes are also counted by client id
   (#28). Each fleet trip written (`UpdateItem` on
   `trip#<breaker>` answered 200) is kept with its time, breaker and instance id (#27).
-- `FaultProxy`: in front of core-api. Modes: `pass` (bytes copied both ways), `hang` (accepts
-  and reads, never answers: what a hung dependency looks like), `refuse` (not listening:
-  connection refused). Every mode change cuts the open connections.
+
+core-api's switch (`pass`, `hang`, `refuse`) is the stack's own fault proxy,
+`kosha_py.fault_proxy.FaultProxy` (scripts/lib).
 """
 
 from __future__ import annotations
@@ -168,69 +168,3 @@ class DynamoProxy:
             return ("\r\n".join(kept) + "\r\n\r\n").encode("latin-1") + resp_body
         finally:
             up_w.close()
-
-
-class FaultProxy:
-    """core-api behind a switch: pass, hang or refuse (module doc)."""
-
-    def __init__(self, target_port: int) -> None:
-        self.target_port = target_port
-        self.mode = "pass"
-        self.port = 0
-        self._server: asyncio.base_events.Server | None = None
-        self._open: set[asyncio.StreamWriter] = set()
-
-    async def start(self) -> None:
-        self._server = await asyncio.start_server(self._handle, "127.0.0.1", self.port, reuse_address=True)
-        self.port = self._server.sockets[0].getsockname()[1]
-
-    async def set_mode(self, mode: str) -> None:
-        if mode == self.mode:
-            return
-        previous, self.mode = self.mode, mode
-        for w in list(self._open):
-            w.close()
-        self._open.clear()
-        if mode == "refuse" and self._server:
-            self._server.close()
-            await self._server.wait_closed()
-            self._server = None
-        elif previous == "refuse":
-            await self.start()
-
-    async def stop(self) -> None:
-        for w in list(self._open):
-            w.close()
-        if self._server:
-            self._server.close()
-
-    async def _pipe(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        try:
-            while data := await reader.read(CHUNK):
-                if self.mode == "pass":
-                    writer.write(data)
-                    await writer.drain()
-        except (ConnectionError, OSError):
-            pass
-        finally:
-            writer.close()
-
-    async def _handle(self, client_r: asyncio.StreamReader, client_w: asyncio.StreamWriter) -> None:
-        self._open.add(client_w)
-        try:
-            if self.mode == "hang":
-                while await client_r.read(CHUNK):
-                    pass
-                return
-            try:
-                up_r, up_w = await asyncio.open_connection("127.0.0.1", self.target_port)
-            except OSError:
-                return
-            self._open.add(up_w)
-            await asyncio.gather(self._pipe(client_r, up_w), self._pipe(up_r, client_w))
-            self._open.discard(up_w)
-        except (ConnectionError, OSError):
-            pass
-        finally:
-            self._open.discard(client_w)
-            client_w.close()

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import httpx
+from kosha_py import free_port
 
 HEADERS = {
     "Accept": "application/json, text/event-stream",
@@ -128,7 +129,7 @@ class Router:
 
     # ---- processes ----
     async def _spawn(self, slot: int) -> Instance:
-        port = _free_port()
+        port = free_port()
         log_path = self.log_dir / f"gateway-slot{slot}-{len(self.processes)}.log"
         env = dict(self.env, **self.slot_env.get(slot, {}), KOSHA_LISTEN=f"127.0.0.1:{port}")
         log = open(log_path, "wb")
@@ -306,11 +307,3 @@ async def wait_healthy(client: httpx.AsyncClient, url: str, proc, what: str, sec
             pass
         await asyncio.sleep(0.02)
     raise RuntimeError(f"{what} did not answer {url} in {seconds:g} s")
-
-
-def _free_port() -> int:
-    import socket
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]

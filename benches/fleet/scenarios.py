@@ -13,6 +13,7 @@ import time
 from collections import defaultdict
 from typing import Awaitable, Callable
 
+from kosha_py import percentile
 from router import HEADERS, Record, Router
 
 SCENARIOS: dict[str, Callable[..., Awaitable[list[dict]]]] = {}
@@ -156,14 +157,6 @@ LATENCY_RATE = 10.0
 OTHERS_RATE = 1.0
 
 
-def pct(values: list[float], q: float) -> float:
-    """The q-quantile (0..1) of `values`, nearest rank; 0 for none."""
-    if not values:
-        return 0.0
-    v = sorted(values)
-    return v[min(len(v) - 1, max(0, math.ceil(q * len(v)) - 1))]
-
-
 @scenario("latency")
 async def latency(sim, routing: str | None) -> list[dict]:
     """One agent calls get_transaction one call at a time, LATENCY_RATE a second, `mru`
@@ -248,8 +241,8 @@ async def latency_once(sim, mode: str, others: int) -> dict:
     calls = [r for r in decided(router.records) if r.client == 0]
     admitted = sum(r.kind != "limited" for r in calls)
     ms = lambda v: round(v * 1000, 2)  # noqa: E731
-    added50 = pct(through, 0.5) - pct(direct, 0.5)
-    added99 = pct(through, 0.99) - pct(direct, 0.99)
+    added50 = percentile(through, 0.5) - percentile(direct, 0.5)
+    added99 = percentile(through, 0.99) - percentile(direct, 0.99)
     per_call = mine / max(admitted, 1)
     fast = others > 0 or (added50 <= 0.0015 and added99 <= 0.008)
     good = bool(through) and per_call <= 0.25 and fast
@@ -258,18 +251,18 @@ async def latency_once(sim, mode: str, others: int) -> dict:
         calls=len(calls), admitted=admitted, bucket_writes_per_admitted=round(per_call, 3),
         failed_bucket_writes=failed, bucket_reads_per_admitted=round(reads / max(admitted, 1), 3),
         instances_used=len({r.pid for r in calls if r.pid is not None}),
-        through_p50_ms=ms(pct(through, 0.5)), through_p99_ms=ms(pct(through, 0.99)),
-        direct_p50_ms=ms(pct(direct, 0.5)), direct_p99_ms=ms(pct(direct, 0.99)),
+        through_p50_ms=ms(percentile(through, 0.5)), through_p99_ms=ms(percentile(through, 0.99)),
+        direct_p50_ms=ms(percentile(direct, 0.5)), direct_p99_ms=ms(percentile(direct, 0.99)),
         added_p50_ms=ms(added50), added_p99_ms=ms(added99),
         # The minimal proxy's own added latency over the same hop (benches/mcp-floor), and
         # the gateway's above it: what the gateway adds that a bare forwarder does not.
-        floor_added_p50_ms=ms(pct(floor, 0.5) - pct(direct, 0.5)),
-        floor_added_p99_ms=ms(pct(floor, 0.99) - pct(direct, 0.99)),
-        over_floor_p50_ms=ms(pct(through, 0.5) - pct(floor, 0.5)),
-        over_floor_p99_ms=ms(pct(through, 0.99) - pct(floor, 0.99)),
-        wake_p50_ms=ms(pct(wake, 0.5) - pct(direct, 0.5)),
+        floor_added_p50_ms=ms(percentile(floor, 0.5) - percentile(direct, 0.5)),
+        floor_added_p99_ms=ms(percentile(floor, 0.99) - percentile(direct, 0.99)),
+        over_floor_p50_ms=ms(percentile(through, 0.5) - percentile(floor, 0.5)),
+        over_floor_p99_ms=ms(percentile(through, 0.99) - percentile(floor, 0.99)),
+        wake_p50_ms=ms(percentile(wake, 0.5) - percentile(direct, 0.5)),
         # DynamoDB's round trip as the gateways saw it (the proxy's delay or the emulator).
-        ddb_round_trip_p50_ms=ms(pct(round_trips, 0.5)), ddb_round_trip_p99_ms=ms(pct(round_trips, 0.99)),
+        ddb_round_trip_p50_ms=ms(percentile(round_trips, 0.5)), ddb_round_trip_p99_ms=ms(percentile(round_trips, 0.99)),
         verdict="pass" if good else "fail",
         why="" if good else f"{per_call:.3f} writes per call, added p50 {ms(added50)} ms, p99 {ms(added99)} ms",
     )
@@ -466,7 +459,7 @@ async def sick_instance(sim, routing: str | None) -> list[dict]:
     of its own, hanging from 15 % to 80 % of the run), the rest healthy, fleet trips on
     (#27): the fleet keeps serving, no healthy instance opens, and slot 0's trip is visible in
     `kosha-ops status` (polled every 0.25 s while the path is cut). Routing is pinned (slot = client mod N) so slot 0 gets its share."""
-    from proxies import FaultProxy
+    from kosha_py.fault_proxy import FaultProxy
 
     mode = routing or "pinned"
     s = sim.seconds

@@ -17,7 +17,6 @@ from __future__ import annotations
 import argparse
 import http.client
 import json
-import math
 import os
 import sys
 import time
@@ -25,6 +24,10 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "scripts" / "lib"))
+
+from kosha_py import percentile  # noqa: E402
+
 MODEL = "wordllama-l2-supercat-256"
 
 
@@ -38,11 +41,6 @@ def default_url() -> str:
         raise SystemExit(
             "no URL: pass --url, set KOSHA_EMBEDDINGS_URL or run scripts/embeddings start"
         ) from None
-
-
-def percentile(values: list[float], p: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, max(0, math.ceil(p / 100 * len(ordered)) - 1))]
 
 
 def main() -> int:
@@ -73,8 +71,8 @@ def main() -> int:
     times = [one(queries[i % len(queries)]) for i in range(args.n)]
     print(
         f"embeddings round trip, {args.n} sequential single-query requests to "
-        f"{url.geturl()} ({args.model}): p50 {percentile(times, 50):.2f} ms, "
-        f"p90 {percentile(times, 90):.2f} ms, p99 {percentile(times, 99):.2f} ms, "
+        f"{url.geturl()} ({args.model}): p50 {percentile(times, 0.50):.2f} ms, "
+        f"p90 {percentile(times, 0.90):.2f} ms, p99 {percentile(times, 0.99):.2f} ms, "
         f"max {max(times):.2f} ms"
     )
     return 0

@@ -43,6 +43,10 @@ import urllib.request
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "scripts" / "lib"))
+
+from kosha_py import percentile  # noqa: E402
+
 K = 5
 
 
@@ -97,12 +101,6 @@ def reciprocal_rank(ranked: list[str], grades: dict[str, int]) -> float:
         if grades.get(article, 0) >= 2:
             return 1 / (i + 1)
     return 0.0
-
-
-def percentile(values: list[float], p: float) -> float:
-    ordered = sorted(values)
-    index = min(len(ordered) - 1, max(0, math.ceil(p / 100 * len(ordered)) - 1))
-    return ordered[index]
 
 
 def stack_env() -> dict[str, str]:
@@ -163,7 +161,7 @@ def report(results: list[dict], mode: str, url: str, misses: bool) -> None:
     times = [ms for r in results for ms in r["ms"]]
     print(f"degraded answers: {degraded}/{len(results)}; empty result lists: {empty}; "
           f"latency per search (client side, sequential, {len(times)} searches) "
-          f"p50 {percentile(times, 50):.1f} ms, p99 {percentile(times, 99):.1f} ms")
+          f"p50 {percentile(times, 0.50):.1f} ms, p99 {percentile(times, 0.99):.1f} ms")
     if misses:
         print("\nqueries with recall@5 < 1 (query -> first results):")
         for r in results:

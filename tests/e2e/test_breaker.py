@@ -6,8 +6,6 @@ open period fits in a test."""
 
 from __future__ import annotations
 
-import os
-import subprocess
 import time
 from pathlib import Path
 
@@ -15,13 +13,9 @@ import httpx
 import pytest
 
 from kosha_client import emf_total, session
+from kosha_py import await_until, dev
 
 pytestmark = pytest.mark.anyio
-ROOT = Path(__file__).resolve().parents[2]
-
-
-def dev(*args: str) -> None:
-    subprocess.run([str(ROOT / "scripts" / "dev"), *args], check=True, env=os.environ, capture_output=True)
 
 
 async def breaker_state(s) -> str:
@@ -54,27 +48,26 @@ async def test_breaker_opens_fails_fast_and_recovers(gateway_url, agent_token, s
             assert time.monotonic() - started < 1.0
             # The open breaker's rejections are counted as shed load and the state as a gauge.
             log = Path(stack["KOSHA_DEV_DIR"]) / "logs" / "mcp-gateway.log"
-            until = time.monotonic() + 5
-            while time.monotonic() < until and emf_total(log, "shed", reason="breaker_open") < 1:
-                time.sleep(0.2)
-            assert emf_total(log, "shed", reason="breaker_open") >= 1
+            shed = await await_until(lambda: emf_total(log, "shed", reason="breaker_open") >= 1, 5, 0.2)
+            assert shed, "no breaker_open shed counted"
         finally:
             dev("start", "core-api")
         base = stack["KOSHA_CORE_API_URL"]
-        for _ in range(100):
+
+        def core_api_ready() -> bool:
             try:
-                if httpx.get(base + "/v1/health", timeout=1).status_code == 200:
-                    break
+                return httpx.get(base + "/v1/health", timeout=1).status_code == 200
             except httpx.HTTPError:
-                pass
-            time.sleep(0.1)
+                return False
+
+        await await_until(core_api_ready, 10)
+
         # After the open period, half-open probes succeed and close it.
-        deadline = time.monotonic() + 20
-        while time.monotonic() < deadline:
+        async def served_and_closed() -> bool:
             r = await s.call_tool("get_transaction", args)
-            if not r.is_error and await breaker_state(s) == "closed":
-                break
-            time.sleep(0.5)
+            return not r.is_error and await breaker_state(s) == "closed"
+
+        await await_until(served_and_closed, 20, 0.5)
         assert await breaker_state(s) == "closed"
         ok = await s.call_tool("get_transaction", args)
         assert ok.is_error is not True

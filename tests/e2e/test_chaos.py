@@ -3,7 +3,8 @@ MCP Python client as a tester (`agent` + `operator`) with CHAOS_ENABLED=true:
 
 - every target × fault gives the matrix's behaviour: `core-api` and `screening-sim` applied
   by the gateway inside their policies, `postgres` and `openai` by core-api after it verified
-  the forwarded header again (the screening and OpenAI rows skip until those tools land);
+  the forwarded header again (every row runs: the stack always serves `screen_entity` and
+  starts core-api with an embeddings client, so a missing one fails rather than skips);
 - under `p = 0.2` error faults on core-api for 200 calls the breaker stays closed, retries
   recover most calls, the retry budget caps the extra attempts, and no call outlives its tool
   budget by more than 50 ms;
@@ -12,6 +13,7 @@ MCP Python client as a tester (`agent` + `operator`) with CHAOS_ENABLED=true:
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import hmac
 import json
@@ -22,23 +24,15 @@ import httpx
 import pytest
 
 from kosha_client import emf_total, session
+from kosha_py import await_until, sign
 from test_auth import mint
-from test_control_plane import HEADERS, ops
+from test_control_plane import HEADERS
 
 pytestmark = pytest.mark.anyio
 TXN = {"transaction_id": "txn_000420"}
 # Tool budgets (SPEC §4) and the slack the issue allows past them.
 BUDGET_S = {"get_transaction": 3.0, "search_knowledge_base": 8.0, "screen_entity": 5.0}
 SLACK_S = 0.05
-
-
-def sign(stack: dict[str, str], target: str, fault: str, ms: int | None = None, p: float = 1.0) -> str:
-    args = ["chaos", "sign", "--target", target, "--fault", fault, "--p", str(p), "--ttl", "5m"]
-    if ms is not None:
-        args += ["--ms", str(ms)]
-    out = ops(stack, *args)
-    assert out.returncode == 0, out.stderr
-    return out.stdout.strip()
 
 
 def log(stack: dict[str, str], name: str) -> Path:
@@ -51,22 +45,19 @@ async def timed(s, name: str, args: dict):
     return result, time.monotonic() - started
 
 
-async def tools(gateway_url: str, stack: dict[str, str]) -> set[str]:
-    async with session(gateway_url, stack["KOSHA_TESTER_TOKEN"]) as s:
-        return {t.name for t in (await s.list_tools()).tools}
-
-
 async def settle_breaker(gateway_url: str, agent_token: str) -> None:
     """Waits (≤ 30 s) for core-api's breaker to close, then fills its window with successes,
     so the few failures a test injects cannot open it for the next."""
     async with session(gateway_url, agent_token) as s:
-        end = time.monotonic() + 30
-        while time.monotonic() < end:
+
+        async def closed_else_probe() -> bool:
             health = (await s.call_tool("get_service_health", {})).structured_content
             if health["dependencies"]["core-api"]["breaker"] == "closed":
-                break
+                return True
             await s.call_tool("get_transaction", TXN)
-            time.sleep(0.5)
+            return False
+
+        await await_until(closed_else_probe, 30, 0.5)
         for _ in range(20):
             assert not (await s.call_tool("get_transaction", TXN)).is_error
 
@@ -126,9 +117,7 @@ async def test_postgres_faults_are_applied_by_core_api(gateway_url, stack, fault
             text = core_log.read_text()
             return sum(text.count(m) for m in slow)
 
-        end = time.monotonic() + 5
-        while time.monotonic() < end and slow_queries() <= cancelled_before:
-            time.sleep(0.1)
+        await await_until(lambda: slow_queries() > cancelled_before, 5)
         assert slow_queries() > cancelled_before
     else:
         assert err["code"] == "dependency_unavailable" and err["dependency"] == "postgres", err
@@ -140,9 +129,9 @@ async def test_openai_faults_degrade_search_to_full_text(gateway_url, stack, age
     args = {"query": "how do I dispute a card transaction", "top_k": 3}
     async with session(gateway_url, agent_token) as s:
         plain = (await s.call_tool("search_knowledge_base", args)).structured_content
-    health = httpx.get(stack["KOSHA_CORE_API_URL"] + "/v1/health", timeout=5).text
-    if "degraded" not in plain or "embed" not in health.lower():
-        pytest.skip("core-api has no embeddings client yet (issue 13)")
+    health = httpx.get(stack["KOSHA_CORE_API_URL"] + "/v1/health", timeout=5).json()
+    assert health.get("embedder") is not None, health  # core-api has an embeddings client
+    assert "degraded" in plain, plain  # and search says whether it used it
     header = sign(stack, "openai", fault, ms=300 if fault == "latency" else None)
     async with session(gateway_url, stack["KOSHA_TESTER_TOKEN"], {"x-kosha-chaos": header}) as s:
         r, took = await timed(s, "search_knowledge_base", args)
@@ -158,8 +147,6 @@ async def test_openai_faults_degrade_search_to_full_text(gateway_url, stack, age
 
 @pytest.mark.parametrize("fault", ["latency", "error", "timeout", "reset"])
 async def test_screening_faults_defer_the_screening(gateway_url, stack, fault):
-    if "screen_entity" not in await tools(gateway_url, stack):
-        pytest.skip("screen_entity is not served yet (issue 12)")
     header = sign(stack, "screening-sim", fault, ms=300 if fault == "latency" else None)
     async with session(gateway_url, stack["KOSHA_TESTER_TOKEN"], {"x-kosha-chaos": header}) as s:
         r, took = await timed(s, "screen_entity", {"name": f"Chaos Test {fault}"})
@@ -188,7 +175,7 @@ async def test_a_fifth_of_attempts_failing_is_absorbed_by_retries_within_the_bud
     def retries() -> float:
         return emf_total(gw_log, "retries", dependency="core-api")
 
-    time.sleep(0.5)  # earlier retries flushed (KOSHA_METRICS_FLUSH_MS=300 on the test stack)
+    await asyncio.sleep(0.5)  # earlier retries flushed (KOSHA_METRICS_FLUSH_MS=300 on the test stack)
     before = retries()
     header = sign(stack, "core-api", "error", p=p)
     ok, slowest, opened_at = [], 0.0, None
@@ -209,10 +196,8 @@ async def test_a_fifth_of_attempts_failing_is_absorbed_by_retries_within_the_bud
                 health = (await s.call_tool("get_service_health", {})).structured_content
                 assert health["dependencies"]["core-api"]["breaker"] == "closed", (i, health)
     elapsed = time.monotonic() - started
-    end = time.monotonic() + 5
-    while time.monotonic() < end and retries() == before:
-        time.sleep(0.2)
-    time.sleep(0.7)
+    await await_until(lambda: retries() != before, 5, 0.2)
+    await asyncio.sleep(0.7)
     extra = retries() - before
     print(f"p={p}: {len(ok)}/{n} calls succeeded, {extra:.0f} retries, slowest {slowest * 1000:.0f} ms, "
           f"{elapsed:.1f} s, breaker opened at call {opened_at}")

@@ -14,6 +14,7 @@ import httpx
 import pytest
 
 from kosha_client import emf_total, session
+from kosha_py import dev, ops
 from test_auth import mint
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -22,12 +23,6 @@ HEADERS = {
     "accept": "application/json, text/event-stream",
     "mcp-protocol-version": "2025-11-25",
 }
-
-
-def ops(stack: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
-    env = dict(os.environ)
-    env.update({k: v for k, v in stack.items() if k.startswith(("AWS_", "KOSHA_"))})
-    return subprocess.run([stack["KOSHA_OPS"], *args], env=env, capture_output=True, text=True, timeout=30)
 
 
 def call(url: str, token: str, rid: int, name: str, arguments: dict) -> httpx.Response:
@@ -139,8 +134,8 @@ async def test_forced_open_override_fails_fast_then_clears(gateway_url, agent_to
 
 
 def restart_gateway() -> None:
-    subprocess.run([str(ROOT / "scripts" / "dev"), "stop", "mcp-gateway"], check=True, env=os.environ, capture_output=True)
-    subprocess.run([str(ROOT / "scripts" / "dev"), "start", "mcp-gateway"], check=True, env=os.environ, capture_output=True)
+    dev("stop", "mcp-gateway")
+    dev("start", "mcp-gateway")
 
 
 @pytest.mark.anyio

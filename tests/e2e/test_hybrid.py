@@ -9,8 +9,6 @@ fits in a test (the production value is 30 s)."""
 
 from __future__ import annotations
 
-import os
-import subprocess
 import time
 from pathlib import Path
 
@@ -18,13 +16,9 @@ import httpx
 import pytest
 
 from kosha_client import emf_total, session
+from kosha_py import dev
 
 pytestmark = pytest.mark.anyio
-ROOT = Path(__file__).resolve().parents[2]
-
-
-def dev(*args: str) -> None:
-    subprocess.run([str(ROOT / "scripts" / "dev"), *args], check=True, env=os.environ, capture_output=True)
 
 
 async def search(s, query: str, top_k: int = 5) -> dict:

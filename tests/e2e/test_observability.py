@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from kosha_client import session
-from test_control_plane import ops
+from kosha_py import ops
 
 ARGS = {"transaction_id": "txn_000200"}
 

@@ -11,10 +11,7 @@ gateway's screening breaker half-opens quickly once the sim is back."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
 import time
-from pathlib import Path
 
 import boto3
 import httpx
@@ -22,15 +19,11 @@ import jsonschema
 import pytest
 
 from kosha_client import session
+from kosha_py import dev
 from test_observability import log_lines
 
 pytestmark = pytest.mark.anyio
-ROOT = Path(__file__).resolve().parents[2]
 COMPLETE_WITHIN_S = 60
-
-
-def dev(*args: str) -> None:
-    subprocess.run([str(ROOT / "scripts" / "dev"), *args], check=True, env=os.environ, capture_output=True)
 
 
 def chaos(stack, method: str, body: dict | None = None, token: str | None = None) -> httpx.Response:

@@ -21,7 +21,7 @@ import pytest
 
 from kosha_client import session
 from test_chaos import sign
-from test_zz_log_hygiene import SHAPES, secrets_of
+from test_log_hygiene import SHAPES, secrets_of
 
 pytestmark = pytest.mark.anyio
 

@@ -16,6 +16,7 @@ import jsonschema
 import pytest
 
 from kosha_client import session
+from kosha_py import dev
 
 pytestmark = pytest.mark.anyio
 WRITE_TOOLS = ("raise_dispute", "flag_transaction_for_review")
@@ -184,11 +185,7 @@ async def test_health_lists_the_write_backend(gateway_url, agent_token):
 
 async def test_disputes_raised_while_the_relay_is_down_all_arrive_when_it_is_back(gateway_url, agent_token, stack):
     """SPEC §10's SQS row from the outside: writes do not wait for the relay; events do."""
-    import os
-    from pathlib import Path
-
-    dev = [str(Path(__file__).resolve().parents[2] / "scripts" / "dev")]
-    subprocess.run([*dev, "stop", "outbox-relay"], check=True, env=os.environ, capture_output=True)
+    dev("stop", "outbox-relay")
     try:
         ids = []
         async with session(gateway_url, agent_token) as s:
@@ -198,17 +195,9 @@ async def test_disputes_raised_while_the_relay_is_down_all_arrive_when_it_is_bac
                 ids.append(result.structured_content["dispute_id"])
         assert events_about(stack, ids[0], wait_s=3) == []
     finally:
-        subprocess.run([*dev, "start", "outbox-relay"], check=True, env=os.environ, capture_output=True)
+        dev("start", "outbox-relay")
     for dispute_id in ids:
         assert len(events_about(stack, dispute_id)) == 1, dispute_id
-
-
-def dev(*args: str) -> None:
-    import os
-    from pathlib import Path
-
-    script = Path(__file__).resolve().parents[2] / "scripts" / "dev"
-    subprocess.run([str(script), *args], check=True, env=os.environ, capture_output=True)
 
 
 async def test_sqs_down_writes_still_succeed_and_every_event_arrives_once_it_is_back(gateway_url, agent_token, stack):

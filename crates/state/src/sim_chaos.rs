@@ -10,12 +10,14 @@
 //! this module only stores them.
 
 use aws_sdk_dynamodb::types::AttributeValue;
+use serde::Serialize;
 
 use crate::attr::{self, nv, sv};
 use crate::{StateError, StateTable};
 
-/// screening-sim's knobs as stored.
-#[derive(Debug, Clone, Copy, PartialEq)]
+/// screening-sim's knobs: as stored, and as its `GET /admin/chaos` shows them (the JSON
+/// object has these field names; `retry_after_s` is `null` when unset).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct SimChaosItem {
     /// Extra latency before every answer, ms.
     pub latency_ms: u64,

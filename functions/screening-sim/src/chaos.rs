@@ -25,7 +25,7 @@ use kosha_resilience::rate_limit::BoxFuture;
 use kosha_state::sim_chaos::SimChaosItem;
 use kosha_state::{Clock, StateError, StateTable};
 use parking_lot::Mutex;
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 use tokio::time::Instant;
 
 use crate::error::ScreenError;
@@ -68,39 +68,6 @@ pub struct ChaosRequest {
     /// How long the knobs hold, 1–86 400 s; default 900.
     #[serde(default)]
     pub ttl_s: Option<u64>,
-}
-
-/// The knobs in force, as `GET /admin/chaos` shows them.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
-pub struct ChaosView {
-    /// Extra latency, ms.
-    pub latency_ms: u64,
-    /// Probability of a 503.
-    pub error_rate: f64,
-    /// Every answer an error.
-    pub down: bool,
-    /// Status of injected errors.
-    pub status: u16,
-    /// `Retry-After` of injected errors, seconds.
-    pub retry_after_s: Option<u64>,
-    /// When set, epoch s.
-    pub set_at: i64,
-    /// When they stop, epoch s.
-    pub expires_at: i64,
-}
-
-impl From<SimChaosItem> for ChaosView {
-    fn from(k: SimChaosItem) -> Self {
-        Self {
-            latency_ms: k.latency_ms,
-            error_rate: k.error_rate,
-            down: k.down,
-            status: k.status,
-            retry_after_s: k.retry_after_s,
-            set_at: k.set_at,
-            expires_at: k.expires_at,
-        }
-    }
 }
 
 impl ChaosRequest {

@@ -35,7 +35,7 @@ use serde_json::json;
 use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
 
-use crate::chaos::{Chaos, ChaosRequest, ChaosView, Effect, Injected};
+use crate::chaos::{Chaos, ChaosRequest, Effect, Injected};
 use crate::error::ScreenError;
 use crate::matching::Screener;
 use crate::request::{ScreenRequest, Validate};
@@ -283,7 +283,7 @@ fn store_failed(e: &kosha_state::StateError) -> Refusal {
 }
 
 fn shown(knobs: Option<kosha_state::sim_chaos::SimChaosItem>) -> Response {
-    axum::Json(json!({"chaos": knobs.map(ChaosView::from)})).into_response()
+    axum::Json(json!({"chaos": knobs})).into_response()
 }
 
 async fn set_chaos(

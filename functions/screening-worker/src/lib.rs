@@ -5,6 +5,7 @@
 //! calls screening-sim under its own policy, and finishes the item with a conditional update
 //! (only from `pending`), so `get_screening_result` shows the verdict.
 //!
+//! - [`config`]: the environment, read once in `main`.
 //! - [`handler`]: one batch, generic over its dependencies (the rules, in a table).
 //! - [`deps`]: the real dependencies (screening-sim under a policy, the state table, SQS).
 //! - [`local`]: the polling loop of local mode.
@@ -14,6 +15,7 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+pub mod config;
 pub mod deps;
 pub mod handler;
 pub mod local;

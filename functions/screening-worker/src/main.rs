@@ -2,28 +2,23 @@
 //! then run under the Lambda runtime (SQS event source) or, locally, the polling loop.
 //! Exit codes: 2 for bad configuration, 1 when the runtime fails, each with one log line.
 //!
-//! Environment: `KOSHA_SCREENING_URL` (default `http://127.0.0.1:8082`),
-//! `KOSHA_SCREENING_AUTH` (`none` | `iam`), `KOSHA_SCREENING_QUEUE_URL` and
-//! `KOSHA_SCREENING_DLQ_URL` (required), `KOSHA_STATE_TABLE`,
-//! `KOSHA_POLICY_SCREENING_WORKER_*` (the policy's settings).
+//! Environment: [`screening_worker::config`].
 
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
 
 use aws_lambda_events::event::sqs::{SqsBatchResponse, SqsEvent};
-use kosha_clients::config::{
-    SCREENING_AUTH_ENV, SCREENING_QUEUE_URL_ENV, ScreeningConfig, ServiceAuth,
-};
+use kosha_clients::config::{SCREENING_AUTH_ENV, ServiceAuth};
 use kosha_clients::screening::ScreeningClient;
 use kosha_contract::dependency::Dependency;
-use kosha_resilience::config::PolicyConfig;
 use kosha_resilience::deadline::Deadline;
 use kosha_resilience::policy::Policy;
-use kosha_runtime::config::{self, ConfigError};
+use kosha_runtime::config::ConfigError;
 use kosha_state::{DynamoOverrides, OverrideSettings, StateTable, SystemClock};
 use lambda_runtime::{LambdaEvent, service_fn};
-use screening_worker::deps::{POLICY_ENV_PREFIX, PROFILE, PolicySim, SqsQueue};
+use screening_worker::config::WorkerConfig;
+use screening_worker::deps::{POLICY_ENV_PREFIX, PolicySim, SqsQueue};
 use screening_worker::handler::Worker;
 
 /// Kept back from Lambda's deadline for the batch's answer (its item failures) to be sent and
@@ -75,37 +70,23 @@ async fn async_main() -> ExitCode {
     }
 }
 
-fn required(key: &str) -> Result<String, ConfigError> {
-    config::var(key)
-        .map(|v| v.trim().to_owned())
-        .filter(|v| !v.is_empty())
-        .ok_or_else(|| ConfigError::new(key, "is required"))
-}
-
+/// The worker and the SQS client its local loop polls with, from the environment.
 async fn build() -> Result<(RealWorker, aws_sdk_sqs::Client), ConfigError> {
-    let screening = ScreeningConfig::from_env()?;
-    let queue_url = screening
-        .queue_url
-        .ok_or_else(|| ConfigError::new(SCREENING_QUEUE_URL_ENV, "is required"))?;
-    let dlq_url = required("KOSHA_SCREENING_DLQ_URL")?;
-    let table_name = StateTable::name_from_env()
-        .map_err(|e| ConfigError::new(kosha_state::STATE_TABLE_ENV, e.to_string()))?;
-    let policy_config = PolicyConfig::from_lookup(PROFILE, POLICY_ENV_PREFIX, config::var)
-        .map_err(|e| ConfigError::new(POLICY_ENV_PREFIX, e.to_string()))?;
+    let config = WorkerConfig::from_env()?;
     let sdk = kosha_runtime::aws::sdk_config().await;
-    let table = StateTable::from_sdk(&sdk, &table_name)
+    let table = StateTable::from_sdk(&sdk, &config.table_name)
         .map_err(|e| ConfigError::new(kosha_state::STATE_TABLE_ENV, e.to_string()))?;
     let overrides = Arc::new(DynamoOverrides::new(
         table.single_attempt(),
         OverrideSettings::default(),
         Arc::new(SystemClock),
     ));
-    let policy = Policy::try_new(Dependency::ScreeningSim, policy_config, overrides)
+    let policy = Policy::try_new(Dependency::ScreeningSim, config.policy, overrides)
         .map_err(|e| ConfigError::new(POLICY_ENV_PREFIX, e.to_string()))?;
     let http = kosha_runtime::tls::http_client()
         .map_err(|e| ConfigError::new("TLS roots", e.to_string()))?;
-    let mut client = ScreeningClient::new(&screening.url, http);
-    if screening.auth == ServiceAuth::Iam {
+    let mut client = ScreeningClient::new(&config.screening.url, http);
+    if config.screening.auth == ServiceAuth::Iam {
         client = client.with_signer(kosha_clients::config::iam_signer(&sdk, SCREENING_AUTH_ENV)?);
     }
     let sqs = aws_sdk_sqs::Client::new(&sdk);
@@ -114,8 +95,8 @@ async fn build() -> Result<(RealWorker, aws_sdk_sqs::Client), ConfigError> {
         store: table,
         queue: SqsQueue {
             sqs: sqs.clone(),
-            queue_url,
-            dlq_url,
+            queue_url: config.queue_url,
+            dlq_url: config.dlq_url,
         },
     };
     Ok((worker, sqs))

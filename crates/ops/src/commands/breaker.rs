@@ -62,7 +62,10 @@ fn check_dependency(dependency: &str) -> Result<(), Failure> {
     }
 }
 
-fn item_json(item: &BreakerItem) -> serde_json::Value {
+/// One forced-open override as JSON: `dependency`, `state` (`"forced_open"`), `reason`,
+/// `set_by`, `set_at` and `expires_at` (epoch s). The line `breaker force-open` and `list`
+/// print (and force-open's audit line holds), and an entry of `status`'s `overrides`.
+pub(crate) fn item_json(item: &BreakerItem) -> serde_json::Value {
     json!({
         "dependency": item.dependency,
         "state": "forced_open",

@@ -29,6 +29,7 @@ use clap::Args;
 use kosha_state::{BreakerItem, Clock, StateTable, SystemClock, TripItem};
 use serde_json::{Map, Value, json};
 
+use super::breaker::item_json;
 use crate::exit::Failure;
 
 /// The protocol revision the request declares (the gateway serves it statelessly).
@@ -213,7 +214,7 @@ struct Report {
 
 impl Report {
     fn to_json(&self) -> Value {
-        let overrides: Vec<Value> = self.overrides.iter().map(override_json).collect();
+        let overrides: Vec<Value> = self.overrides.iter().map(item_json).collect();
         let trips: Vec<Value> = self
             .trips
             .iter()
@@ -269,17 +270,6 @@ impl Report {
         }
         out
     }
-}
-
-fn override_json(item: &BreakerItem) -> Value {
-    json!({
-        "dependency": item.dependency,
-        "state": "forced_open",
-        "reason": item.forced.reason,
-        "set_by": item.forced.set_by,
-        "set_at": item.forced.set_at,
-        "expires_at": item.forced.expires_at,
-    })
 }
 
 fn breaker_line(d: &Value) -> String {

@@ -1,13 +1,18 @@
-"""After the rest of the end-to-end suite (this file sorts last): no captured log line of any
-function holds a token, a key, a signature or a database password (SPEC §12: secrets and
-tokens are never logged). Scans every file in the stack's logs/ directory for the stack's
-own secrets (stack.env) and for anything shaped like one."""
+"""After the rest of the end-to-end suite (marked `after_all`: conftest.py runs it last, whatever
+the files' names): no captured log line of any function holds a token, a key, a signature or a
+database password (SPEC §12: secrets and tokens are never logged). Scans every file in the
+stack's logs/ directory for the stack's own secrets (stack.env) and for anything shaped like
+one."""
 
 from __future__ import annotations
 
 import re
 from pathlib import Path
 from urllib.parse import urlsplit
+
+import pytest
+
+pytestmark = pytest.mark.after_all
 
 # A JWT (header.payload.signature), a chaos header's HMAC, a bearer credential.
 SHAPES = {
