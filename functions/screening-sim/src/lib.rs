@@ -10,6 +10,9 @@
 //!   with aliases in several spellings and scripts, generated deterministically (`wl_00001` …).
 //! - [`normalize`]: NFKD, diacritics, case and script folding, punctuation, honorifics and
 //!   legal forms, tokens.
+//! - [`lookalike`] and [`display`]: what a person sees on the screen, screened as well: UTS
+//!   #39 look-alike letters read as the Latin ones (`unicode-security`), and text holding
+//!   bidirectional controls read in display order (UAX #9, `unicode-bidi`).
 //! - [`request`]: the validation of the request `{name, country?, date_of_birth?}`, with a
 //!   typed `invalid_argument` error naming the field.
 //! - [`matching`]: the [`Screener`]: tokens aligned as a set by Jaro–Winkler (`strsim`) with
@@ -38,8 +41,10 @@
 #![warn(missing_docs)]
 
 pub mod chaos;
+pub mod display;
 pub mod error;
 pub mod http;
+pub mod lookalike;
 pub mod matching;
 pub mod normalize;
 pub mod request;

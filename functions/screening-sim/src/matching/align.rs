@@ -29,13 +29,17 @@
 //!
 //! **When it is zero.** A name of two or more significant tokens (not particles) matches only
 //! if at least two of them pair in full (an initial does not count): a surname or a first name
-//! alone ("Ivanov", "Mohammed", "J. Smith") is not enough to call a person a potential match
-//! against a full name, the largest source of false positives in name screening.
-//! Single-token names ("Volganeft") need their one token.
+//! alone ("Ivanov", "Mohammed") is not enough to call a person a potential match against a
+//! full name, the largest source of false positives in name screening. Single-token names
+//! ("Volganeft") need their one token. The one exception is a name given with initials, below.
 //!
 //! **Initials.** A one-letter token pairs with a token starting with that letter at
-//! [`INITIAL_SIMILARITY`], which supports a match ("John R. Smith" ~ "John Robert Smith")
-//! without making one.
+//! [`INITIAL_SIMILARITY`], which supports a match ("John R. Smith" ~ "John Robert Smith").
+//! A query given with initials (`B. A. Kulikov`, `N S Haddad`, `J. Smith`) also matches when
+//! every one of its tokens pairs, every full token exactly (the surname "matches exactly",
+//! SPEC §4) and at least one full token is there: its initials stand for the given names
+//! they start. Its score is lower than the full name's: `B. A. Kulikov` against `Boris
+//! Alekseevich Kulikov` scores 0.93, `B. Kulikov` 0.87 (one given name unpaired).
 
 use rphonetic::DoubleMetaphone;
 
@@ -141,6 +145,8 @@ pub(crate) fn name_score(
     let mut q_used = vec![false; query.len()];
     let mut n_used = vec![false; name.len()];
     let (mut weighted, mut weights, mut strong) = (0.0, 0.0, 0usize);
+    // Whether every full query token paired exactly (the initials rule of the module doc).
+    let mut full_exact = true;
     for (s, qi, ni) in pairs {
         if q_used[qi] || n_used[ni] {
             continue;
@@ -154,10 +160,15 @@ pub(crate) fn name_score(
         if !q.particle && !q.initial && !n.initial {
             strong += 1;
         }
+        full_exact &= q.initial || q.particle || s >= 1.0;
     }
     let significant = |tokens: &[AlignToken]| tokens.iter().filter(|t| !t.particle).count();
     let required = significant(query).max(significant(name)).min(2);
-    if strong < required || weights == 0.0 {
+    let by_initials = query.iter().any(|t| t.initial)
+        && q_used.iter().all(|used| *used)
+        && full_exact
+        && strong >= 1;
+    if (strong < required && !by_initials) || weights == 0.0 {
         return 0.0;
     }
     let unmatched: f64 = query
@@ -254,10 +265,32 @@ mod tests {
     }
 
     #[test]
-    fn initials_support_a_match_but_do_not_make_one() {
+    fn initials_support_a_match() {
         let s = score("John R. Smith", "John Robert Smith");
         assert!(s > 0.9 && s < 1.0, "{s}");
-        assert_eq!(score("J. Smith", "John Smith"), 0.0);
+    }
+
+    #[test]
+    fn initials_with_the_exact_surname_match_at_a_lower_score() {
+        // SPEC §4 (issue 43): `B. A. Kulikov`, `N S Haddad`.
+        let full = "Boris Alekseevich Kulikov";
+        let s = score("B. A. Kulikov", full);
+        assert!((0.85..0.95).contains(&s), "{s}");
+        let s = score("N S Haddad", "Nabil Samir Haddad");
+        assert!((0.85..0.95).contains(&s), "{s}");
+        let s = score("B. Kulikov", full);
+        assert!((0.85..score("B. A. Kulikov", full)).contains(&s), "{s}");
+        let s = score("J. Smith", "John Smith");
+        assert!((0.85..1.0).contains(&s), "{s}");
+        // The surname must be exact, every initial must start a given name.
+        assert_eq!(score("B. A. Kulikof", full), 0.0);
+        assert_eq!(score("V. A. Kulikov", full), 0.0);
+        assert_eq!(score("B. A. Z. Kulikov", full), 0.0);
+        assert_eq!(
+            score("Kulikov", full),
+            0.0,
+            "a surname alone is still not enough"
+        );
     }
 
     #[test]
