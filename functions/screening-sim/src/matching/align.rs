@@ -11,8 +11,9 @@
 //!
 //! So a pair that sounds alike counts with similarity `max(JW, SOUNDALIKE_SIMILARITY)` when
 //! its Jaro–Winkler is at least [`SOUNDALIKE_JW_FLOOR`]; a pair that does not sound alike
-//! counts only as a near-typo, with Jaro–Winkler at least [`TYPO_FLOOR`]. Anything else does
-//! not pair.
+//! counts only as a near-typo, with Jaro–Winkler at least [`TYPO_FLOOR`] and at most one edit
+//! per four letters ([`typo_edits`]; issue 43: Jaro–Winkler alone rated `Rahimi` / `Ebrahimi`
+//! 0.92, so "Mohammad Rahimi" matched "Mohammad Ebrahimi"). Anything else does not pair.
 //!
 //! **Alignment.** Every query token is paired with at most one name token and the other way
 //! round, greedily by descending similarity. Because pairing ignores position, "Smith, John"
@@ -47,35 +48,42 @@ use rphonetic::DoubleMetaphone;
 pub const TYPO_FLOOR: f64 = 0.88;
 /// Lowest Jaro–Winkler for a pair that sounds alike.
 pub const SOUNDALIKE_JW_FLOOR: f64 = 0.70;
-/// Similarity given to a sound-alike pair whose Jaro–Winkler is lower.
-pub const SOUNDALIKE_SIMILARITY: f64 = 0.85;
+/// Similarity given to a sound-alike pair whose Jaro–Winkler is lower: just under the
+/// default threshold, so one such pair with an exact one matches (0.92) but not with a part
+/// missing as well (0.846: "Hussein Mansour" is not "Nasser Hassan Mansour", issue 43).
+pub const SOUNDALIKE_SIMILARITY: f64 = 0.84;
 /// Score lost per unit of unpaired token weight, on either side.
 pub const UNMATCHED_PENALTY: f64 = 0.08;
+/// Fewest sounds (Double Metaphone code characters) two tokens must share to sound alike.
+pub const MIN_SOUNDS: usize = 2;
 /// Similarity of an initial and a token it abbreviates.
 pub const INITIAL_SIMILARITY: f64 = 0.9;
 
-/// A token's Double Metaphone codes (primary and alternate, up to 4 characters each).
+/// A token's Double Metaphone codes (primary and alternate, whole).
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Sound {
     primary: String,
     alternate: String,
 }
 
-/// The Double Metaphone codes of a normalised token (empty for digits).
+/// The Double Metaphone codes of a normalised token, whole (empty for digits). Not cut at
+/// the usual 4 characters, a length made for indexing: cut, `Aleksei` and `Aleksandrovich`
+/// (`ALKS`), `Abdulrahman` and `Abdullah` (`APTL`) sounded alike (issue 43).
 #[must_use]
 pub fn sound(token: &str) -> Sound {
-    let codes = DoubleMetaphone::default().double_metaphone(token);
+    let codes = DoubleMetaphone::new(None).double_metaphone(token);
     Sound {
         primary: codes.primary(),
         alternate: codes.alternate(),
     }
 }
 
+/// Whether two codes agree, each of at least [`MIN_SOUNDS`] sounds: a one-sound code (`He`
+/// and `Ho`, `Zhao` and `Zhou`: `H`, `J`) says too little to call two names one (issue 43).
 fn sounds_alike(a: &Sound, b: &Sound) -> bool {
+    let same = |x: &String, y: &String| x.len() >= MIN_SOUNDS && x == y;
     let (ap, aa, bp, ba) = (&a.primary, &a.alternate, &b.primary, &b.alternate);
-    !ap.is_empty()
-        && !bp.is_empty()
-        && (ap == bp || ap == ba || aa == bp || (!aa.is_empty() && aa == ba))
+    same(ap, bp) || same(ap, ba) || same(aa, bp) || same(aa, ba)
 }
 
 /// Similarity of two normalised tokens in [0, 1], 0 when they do not pair (the module doc's
@@ -101,11 +109,25 @@ pub(crate) fn similarity(a: &str, sa: &Sound, b: &str, sb: &Sound) -> f64 {
     let jw = strsim::jaro_winkler(a, b);
     if jw >= SOUNDALIKE_JW_FLOOR && sounds_alike(sa, sb) {
         jw.max(SOUNDALIKE_SIMILARITY)
-    } else if jw >= TYPO_FLOOR {
+    } else if jw >= TYPO_FLOOR && is_typo(short, long) {
         jw
     } else {
         0.0
     }
+}
+
+/// Whether `short` is at most [`typo_edits`] edits from `long` (Damerau–Levenshtein): a
+/// slip of the keyboard, not another name that contains it or shares its start (`Rahimi` /
+/// `Ebrahimi`, `Aleksei` / `Aleksandrovich`, which Jaro–Winkler rates 0.92 and 0.89).
+fn is_typo(short: &str, long: &str) -> bool {
+    strsim::damerau_levenshtein(short, long) <= typo_edits(short.len())
+}
+
+/// Most edits a near-typo of a token of `len` letters may have: one per four letters, at
+/// least one.
+#[must_use]
+pub fn typo_edits(len: usize) -> usize {
+    (len / 4).max(1)
 }
 
 /// A token of a watchlist or query name, as the aligner sees it.
@@ -131,7 +153,8 @@ pub(crate) fn name_score(
     let mut pairs: Vec<(f64, usize, usize)> = Vec::with_capacity(query.len() * name.len());
     for (qi, q) in query.iter().enumerate() {
         for (ni, n) in name.iter().enumerate() {
-            if q.particle != n.particle {
+            // A one-letter query token is an initial even when it spells a particle (`Y.`).
+            if q.particle != n.particle && !q.initial {
                 continue;
             }
             let s = sim(q, n);
@@ -254,6 +277,34 @@ mod tests {
             token_similarity("castilo", "castillo") > 0.95,
             "a typo still pairs"
         );
+    }
+
+    #[test]
+    fn names_that_contain_another_or_share_its_start_are_not_typos() {
+        // Issue 43's common names (2026-12-05): flagged before by Jaro–Winkler alone.
+        assert_eq!(token_similarity("rahimi", "ebrahimi"), 0.0);
+        assert_eq!(token_similarity("aleksei", "aleksandrovich"), 0.0);
+        assert_eq!(token_similarity("abdulrahman", "abdullah"), 0.0);
+        assert_eq!(token_similarity("shammari", "shami"), 0.0);
+        assert_eq!(score("Mohammad Rahimi", "Mohammad Ebrahimi"), 0.0);
+        assert_eq!(
+            score("Aleksei Fyodorov", "Yevgeny Aleksandrovich Fyodorov"),
+            0.0
+        );
+        assert_eq!(
+            score("Abdulrahman Al-Suwaidi", "Riyad Abdullah Al-Suwaidi"),
+            0.0
+        );
+        assert!(
+            token_similarity("ivanvo", "ivanov") > 0.9,
+            "a swap is one edit"
+        );
+        assert_eq!(
+            token_similarity("zhao", "zhou"),
+            0.0,
+            "one sound, `J`, is not enough"
+        );
+        assert_eq!(score("Junjie Zhao", "Zhou Junjie"), 0.0);
     }
 
     #[test]

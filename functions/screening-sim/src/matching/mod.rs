@@ -239,7 +239,7 @@ impl Screener {
         for (qi, text) in rows.iter().enumerate() {
             let (q_particle, q_sound) = (normalize::is_particle(text), sound(text));
             for (vi, (v_text, particle, v_sound)) in self.vocab.iter().enumerate() {
-                if *particle != q_particle {
+                if *particle != q_particle && text.len() != 1 {
                     continue;
                 }
                 let s = similarity(text, &q_sound, v_text, v_sound);
