@@ -28,6 +28,10 @@
 //!   matches at the default threshold ("Sergei Ivanov" against "Sergei Viktorovich Ivanov"
 //!   scores 0.92); two cost 0.16 and do not, unless date of birth or country lift the score.
 //!
+//! **Order.** Order is free while at least one full token pairs exactly; a name whose every
+//! pair is only similar must keep its order, because two similar names in swapped roles are
+//! another person ("Ahmed Hassan" / "Hossein Ahmadi", issue 43).
+//!
 //! **When it is zero.** A name of two or more significant tokens (not particles) matches only
 //! if at least two of them pair in full (an initial does not count): a surname or a first name
 //! alone ("Ivanov", "Mohammed") is not enough to call a person a potential match against a
@@ -130,6 +134,20 @@ pub fn typo_edits(len: usize) -> usize {
     (len / 4).max(1)
 }
 
+/// Whether no pair of full tokens is exact and two of them cross (the query's order differs
+/// from the name's): two names each only similar and in swapped roles are another person's
+/// ("Ahmed Hassan" against "Hossein Ahmadi", issue 43). With one exact pair, order is free
+/// ("Ivanov, Sergei").
+fn swapped_without_anchor(pairs: &[(usize, usize, f64)]) -> bool {
+    let anchored = pairs.iter().any(|(_, _, s)| *s >= 1.0);
+    let crossed = pairs.iter().any(|(qa, na, _)| {
+        pairs
+            .iter()
+            .any(|(qb, nb, _)| (qa < qb) != (na < nb) && qa != qb)
+    });
+    !anchored && crossed
+}
+
 /// A token of a watchlist or query name, as the aligner sees it.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct AlignToken {
@@ -170,6 +188,8 @@ pub(crate) fn name_score(
     let (mut weighted, mut weights, mut strong) = (0.0, 0.0, 0usize);
     // Whether every full query token paired exactly (the initials rule of the module doc).
     let mut full_exact = true;
+    // The pairs of full tokens (query position, name position, similarity).
+    let mut full_pairs: Vec<(usize, usize, f64)> = Vec::new();
     for (s, qi, ni) in pairs {
         if q_used[qi] || n_used[ni] {
             continue;
@@ -184,6 +204,12 @@ pub(crate) fn name_score(
             strong += 1;
         }
         full_exact &= q.initial || q.particle || s >= 1.0;
+        if !q.particle && !q.initial && !n.initial {
+            full_pairs.push((qi, ni, s));
+        }
+    }
+    if swapped_without_anchor(&full_pairs) {
+        return 0.0;
     }
     let significant = |tokens: &[AlignToken]| tokens.iter().filter(|t| !t.particle).count();
     let required = significant(query).max(significant(name)).min(2);
@@ -305,6 +331,17 @@ mod tests {
             "one sound, `J`, is not enough"
         );
         assert_eq!(score("Junjie Zhao", "Zhou Junjie"), 0.0);
+    }
+
+    #[test]
+    fn only_similar_names_in_swapped_roles_do_not_match() {
+        assert_eq!(score("Ahmed Hassan", "Hossein Ahmadi"), 0.0);
+        assert!(
+            score("Ahmadi Hossein", "Hossein Ahmadi") > 0.99,
+            "exact: order is free"
+        );
+        let s = score("Hosein Ahmadie", "Hossein Ahmadi");
+        assert!(s > 0.9, "similar and in order: {s}");
     }
 
     #[test]
