@@ -17,10 +17,12 @@
 //!   typed `invalid_argument` error naming the field.
 //! - [`matching`]: the [`Screener`]: tokens aligned as a set by Jaro–Winkler (`strsim`) with
 //!   Double Metaphone (`rphonetic`) telling transliterations from different names, best over
-//!   every name of every entry, date of birth and country as evidence, a threshold (default
-//!   0.85) for `potential_match`.
+//!   every name of every entry and every form of the query, initials matching an exact
+//!   surname, date of birth and country as evidence, a threshold (default 0.85) for
+//!   `potential_match`.
 //!
-//! Choices where SPEC §4 is silent: mixed-script names are screened (folded), not refused;
+//! Choices where SPEC §4 is silent: mixed-script names are screened (read as they look), not
+//! refused;
 //! lower-case country codes are accepted; a date of birth must be 1900-01-01..today; at most
 //! 10 matches are returned; scores have 4 decimals (see [`request`] and [`matching`]).
 //!
