@@ -24,35 +24,23 @@ fn max_length() -> String {
         .join(" ")
 }
 
-/// The same name as a person would not see it (issue 43): Cyrillic look-alikes for every
-/// letter that has one, reversed under a right-to-left override, cut to 200 characters: the
-/// most forms a query is screened in.
+/// The same name disguised (issue 43): Cyrillic look-alikes for every
+/// letter that has one, reversed under a right-to-left override, at most 200 characters:
+/// the most forms a query is screened in.
 fn max_length_disguised() -> String {
-    const CYRILLIC: &[(char, char)] = &[
-        ('a', 'а'),
-        ('c', 'с'),
-        ('e', 'е'),
-        ('o', 'о'),
-        ('p', 'р'),
-        ('i', 'і'),
-        ('s', 'ѕ'),
-        ('A', 'А'),
-        ('B', 'В'),
-        ('H', 'Н'),
-        ('I', 'І'),
-        ('K', 'К'),
-        ('M', 'М'),
-        ('S', 'Ѕ'),
-        ('J', 'Ј'),
-    ];
+    // Latin letters and, at the same position, their Cyrillic look-alikes.
+    let (latin, cyrillic): (Vec<char>, Vec<char>) = (
+        "acepisABHIKMSJ".chars().collect(),
+        "асеріѕАВНІКМЅЈ".chars().collect(),
+    );
     let swapped: String = max_length()
         .chars()
         .take(198)
         .map(|c| {
-            CYRILLIC
+            latin
                 .iter()
-                .find(|(l, _)| *l == c)
-                .map_or(c, |(_, r)| *r)
+                .position(|l| *l == c)
+                .map_or(c, |i| cyrillic[i])
         })
         .collect();
     format!(

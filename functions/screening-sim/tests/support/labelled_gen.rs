@@ -138,16 +138,21 @@ fn inside_words(rng: &mut SplitMix64, name: &str, min: usize, insert: &str) -> S
             if chars.len() < min || !chars.iter().all(|c| c.is_alphabetic()) {
                 return w.to_owned();
             }
-            let at = 1 + rng.below(chars.len() - 1);
-            let (a, b) = chars.split_at(at);
-            format!(
-                "{}{insert}{}",
-                a.iter().collect::<String>(),
-                b.iter().collect::<String>()
-            )
+            insert_inside(rng, &chars, insert)
         })
         .collect::<Vec<_>>()
         .join(" ")
+}
+
+/// `chars` with `insert` at a random position that is neither the first nor after the last.
+pub fn insert_inside(rng: &mut SplitMix64, chars: &[char], insert: &str) -> String {
+    let at = 1 + rng.below(chars.len() - 1);
+    let (a, b) = chars.split_at(at);
+    format!(
+        "{}{insert}{}",
+        a.iter().collect::<String>(),
+        b.iter().collect::<String>()
+    )
 }
 
 /// `name`'s words run together: all of them in CamelCase, all lower case, or the first two

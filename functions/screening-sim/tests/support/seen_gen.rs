@@ -26,7 +26,7 @@ use screening_sim::normalize::normalize;
 use screening_sim::watchlist::pools::{Family, Given};
 use screening_sim::watchlist::{EntryKind, SplitMix64, Watchlist};
 
-use super::labelled_gen::{INVISIBLE, Labelled, ambiguous, neg, pos};
+use super::labelled_gen::{INVISIBLE, Labelled, ambiguous, insert_inside, neg, pos};
 
 /// Seed of the common-names set (independent of the labelled set's).
 pub const COMMON_SEED: u64 = 0x00c0_aa0a_05e7_0043;
@@ -185,13 +185,7 @@ fn with_invisible(rng: &mut SplitMix64, query: &str, invisible: char) -> String 
             if chars.len() < 3 {
                 return w.to_owned();
             }
-            let at = 1 + rng.below(chars.len() - 1);
-            let (a, b) = chars.split_at(at);
-            format!(
-                "{}{invisible}{}",
-                a.iter().collect::<String>(),
-                b.iter().collect::<String>()
-            )
+            insert_inside(rng, &chars, &invisible.to_string())
         })
         .collect::<Vec<_>>()
         .join(" ")
