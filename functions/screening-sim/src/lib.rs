@@ -10,14 +10,19 @@
 //!   with aliases in several spellings and scripts, generated deterministically (`wl_00001` …).
 //! - [`normalize`]: NFKD, diacritics, case and script folding, punctuation, honorifics and
 //!   legal forms, tokens.
+//! - [`lookalike`] and [`display`]: what a person sees on the screen, screened as well: UTS
+//!   #39 look-alike letters read as the Latin ones (`unicode-security`), and text holding
+//!   bidirectional controls read in display order (UAX #9, `unicode-bidi`).
 //! - [`request`]: the validation of the request `{name, country?, date_of_birth?}`, with a
 //!   typed `invalid_argument` error naming the field.
 //! - [`matching`]: the [`Screener`]: tokens aligned as a set by Jaro–Winkler (`strsim`) with
 //!   Double Metaphone (`rphonetic`) telling transliterations from different names, best over
-//!   every name of every entry, date of birth and country as evidence, a threshold (default
-//!   0.85) for `potential_match`.
+//!   every name of every entry and every form of the query, initials matching an exact
+//!   surname, date of birth and country as evidence, a threshold (default 0.85) for
+//!   `potential_match`.
 //!
-//! Choices where SPEC §4 is silent: mixed-script names are screened (folded), not refused;
+//! Choices where SPEC §4 is silent: mixed-script names are screened (read as they look), not
+//! refused;
 //! lower-case country codes are accepted; a date of birth must be 1900-01-01..today; at most
 //! 10 matches are returned; scores have 4 decimals (see [`request`] and [`matching`]).
 //!
@@ -38,8 +43,10 @@
 #![warn(missing_docs)]
 
 pub mod chaos;
+pub mod display;
 pub mod error;
 pub mod http;
+pub mod lookalike;
 pub mod matching;
 pub mod normalize;
 pub mod request;

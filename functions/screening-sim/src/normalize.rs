@@ -16,9 +16,10 @@
 //! 3. **Transliteration to ASCII** ([`deunicode`]): Cyrillic, Arabic, Persian, Han and the
 //!    remaining Latin letters (`ß`, `Đ`, `ı`) become ASCII, then ASCII-lowercased. Because every
 //!    letter ends in ASCII this is at least as strong as Unicode case folding for matching. A
-//!    Cyrillic query therefore meets the watchlist's Cyrillic alias in the same Latin spelling,
-//!    and a homoglyph mix such as a Latin name with one Cyrillic `а` folds to the Latin name
-//!    instead of slipping past the list.
+//!    Cyrillic query therefore meets the watchlist's Cyrillic alias in the same Latin spelling.
+//!    Transliteration maps a letter to its sound, not its look (`В` → `v`, `Н` → `n`), so a
+//!    look-alike mix folds to the Latin name only where sound and look agree (`а` → `a`); the
+//!    matcher also screens the look-alike spellings of [`crate::lookalike`] (issue 43).
 //!    Why `deunicode`: it is actively maintained (kornelski; 1.6 line, no dependencies, a
 //!    compact table), the de-facto Rust port of Text::Unidecode used by `slug` and others.
 //!    `any_ascii` romanises Arabic more readably, but the matcher only needs the same input to

@@ -16,8 +16,8 @@
 //! Choices where SPEC is silent (written here and in the crate doc):
 //! - **Mixed scripts are screened, not refused.** A name may carry several scripts ("Mohammed
 //!   محمد") and a Latin name with a Cyrillic look-alike letter is a classic way to slip past a
-//!   list; refusing it would leave the name unscreened, while folding it (see
-//!   [`crate::normalize`]) screens it as the name it imitates.
+//!   list; refusing it would leave the name unscreened, while reading it as a person does
+//!   (see [`crate::lookalike`]) screens it as the name it imitates.
 //! - Invisible format characters (zero-width joiners, bidi marks) are not control characters;
 //!   they are dropped during normalisation, because Persian names legitimately contain ZWNJ.
 

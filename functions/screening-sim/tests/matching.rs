@@ -168,3 +168,50 @@ fn the_threshold_is_configurable() {
         assert_eq!(err.code(), "internal");
     }
 }
+
+/// The first match's id and score, if any.
+fn first(name: &str) -> Option<(String, f64)> {
+    let result = screen(name, None, None);
+    result
+        .matches
+        .first()
+        .map(|m| (m.list_entry_id.clone(), m.score))
+}
+
+#[test]
+fn what_looks_like_a_listed_name_screens_as_it() {
+    // Issue 43 (2026-12-05): Cyrillic а, і, Ѕ, Н; one Cyrillic В; the same reversed under a
+    // right-to-left override; the digits 0 and 1 for o and l.
+    let nabil = "N\u{0430}b\u{0456}l \u{0405}\u{0430}m\u{0456}r \u{041D}\u{0430}dd\u{0430}d";
+    assert_eq!(first(nabil), Some(("wl_00002".to_owned(), 1.0)));
+    for boris in [
+        "\u{0412}oris Alekseevich Kulikov",
+        "\u{202E}vokiluK hciveeskelA siroB\u{202C}",
+        "B0ris A1ekseevich Ku1ikov",
+        "\u{0392}\u{03BF}ris Alekseevich Kuliko\u{03BD}",
+    ] {
+        assert_eq!(
+            first(boris),
+            Some(("wl_00368".to_owned(), 1.0)),
+            "{boris:?}"
+        );
+    }
+    // Latin letters keep their own shapes: `rn` is not read as `m`.
+    assert_eq!(screen("Karnal", None, None).status, ScreenStatus::Clear);
+}
+
+#[test]
+fn initials_match_the_exact_surname_at_a_lower_score() {
+    for (query, id) in [("B. A. Kulikov", "wl_00368"), ("N S Haddad", "wl_00002")] {
+        let (got, score) = first(query).unwrap();
+        assert_eq!(got, id, "{query}");
+        assert!(
+            (DEFAULT_THRESHOLD..1.0).contains(&score),
+            "{query}: {score}"
+        );
+    }
+    assert_eq!(
+        screen("B. A. Kulikof", None, None).status,
+        ScreenStatus::Clear
+    );
+}

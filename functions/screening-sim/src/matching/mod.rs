@@ -13,16 +13,21 @@
 //! Ivanoff) and Double Metaphone the shared sound (Qasim / Kassem), while names that share
 //! only a prefix (Milica / Milan) are kept apart; see [`align`].
 //!
-//! **Forms of the query (issue #30).** Punctuation inside a word is sometimes part of the
-//! name (`Al-Tamimi`, `O'Brien`) and sometimes put there to break a listed name up
+//! **Forms of the query (issue #30, issue 43).** Punctuation inside a word is sometimes part
+//! of the name (`Al-Tamimi`, `O'Brien`) and sometimes put there to break a listed name up
 //! (`Na-bil Sa-mir Had-dad`); words are sometimes run together (`NabilSamirHaddad`,
-//! `Altamimi`). So a query is scored in up to four forms and each entry keeps its best: the
-//! split form ([`normalize`]), the joined form ([`normalize_joined`]), and each of these with
-//! its run-together tokens [segmented](Screener::segmented) into list tokens. A name without
-//! inner punctuation or run-together words has one form. Invisible characters are dropped
-//! before any of this ([`crate::normalize::is_ignorable`]).
+//! `Altamimi`); letters of another script that look Latin (`Nаbіl` with Cyrillic `а`, `і`)
+//! and text reversed under a bidi override are read by a person as the Latin name. So a query
+//! is scored in several [forms](forms) and each entry keeps its best. A plain name has one
+//! form. Invisible characters are dropped before any of this
+//! ([`crate::normalize::is_ignorable`]).
 //!
-//! **Speed.** The watchlist's names are normalised once when the [`Screener`] is built, and
+//! **Initials (SPEC §4).** A name given with initials (`B. A. Kulikov`) matches a name whose
+//! other tokens it carries exactly and whose tokens start with the initials, at a lower score
+//! ([`align`]).
+//!
+//! **Speed.** The watchlist's names are normalised once when the [`Screener`] is built, in
+//! their own spelling and in their look-alike spellings ([`crate::lookalike`]), and
 //! their tokens interned into a vocabulary of distinct tokens with posting lists. A request
 //! compares each query token with each distinct token once (not with every name), then
 //! aligns only the names that share at least one pairing token. See
@@ -30,6 +35,7 @@
 
 pub mod align;
 pub mod evidence;
+mod forms;
 
 use std::collections::HashMap;
 use std::sync::LazyLock;
@@ -37,7 +43,8 @@ use std::sync::LazyLock;
 use time::Date;
 
 use crate::error::ScreenError;
-use crate::normalize::{self, NormalizedName, from_folded, normalize, normalize_joined};
+use crate::lookalike::lookalikes;
+use crate::normalize::{self, normalize};
 use crate::request::ValidRequest;
 use crate::watchlist::{EntryKind, Watchlist};
 use align::{AlignToken, Sound, name_score, similarity, sound};
@@ -46,12 +53,6 @@ use align::{AlignToken, Sound, name_score, similarity, sound};
 pub const DEFAULT_THRESHOLD: f64 = 0.85;
 /// The default cap on returned matches.
 pub const DEFAULT_MAX_MATCHES: usize = 10;
-/// Shortest query token tried as run-together words, and shortest piece it splits into.
-const MIN_RUN_TOGETHER: usize = 5;
-/// Shortest piece of a run-together token (`al` in `altamimi`).
-const MIN_PIECE: usize = 2;
-/// Longest query token tried as run-together words (bounds the quadratic split).
-const MAX_RUN_TOGETHER: usize = 64;
 
 /// Matcher settings.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -132,7 +133,8 @@ static BUNDLED: LazyLock<Screener> =
     LazyLock::new(|| Screener::new(Watchlist::bundled(), MatchConfig::default()));
 
 impl Screener {
-    /// Indexes `watchlist` (normalises every name once; about 10 ms for the bundled list).
+    /// Indexes `watchlist`: normalises every name once, in its own and its look-alike
+    /// spellings (about 10 ms for the bundled list).
     #[must_use]
     pub fn new(watchlist: &Watchlist, config: MatchConfig) -> Self {
         let mut vocab: Vec<(String, bool, Sound)> = Vec::new();
@@ -149,28 +151,36 @@ impl Screener {
                 date_of_birth: e.date_of_birth,
             });
             for raw in e.names() {
-                let name_index = u32::try_from(names.len()).unwrap_or(u32::MAX);
-                let mut tokens = Vec::new();
-                for t in normalize(raw).tokens {
-                    let id = *ids.entry(t.text.clone()).or_insert_with(|| {
-                        vocab.push((t.text.clone(), t.particle, sound(&t.text)));
-                        postings.push(Vec::new());
-                        u32::try_from(vocab.len() - 1).unwrap_or(u32::MAX)
-                    });
-                    if let Some(list) = postings.get_mut(id as usize)
-                        && list.last() != Some(&name_index)
-                    {
-                        list.push(name_index);
+                let mut spellings = vec![normalize(raw)];
+                for other in lookalikes(raw).iter().map(|s| normalize(s)) {
+                    if !spellings.contains(&other) {
+                        spellings.push(other);
                     }
-                    tokens.push(AlignToken {
-                        id,
-                        weight: t.weight,
-                        particle: t.particle,
-                        initial: t.text.len() == 1,
-                    });
                 }
-                if !tokens.is_empty() {
-                    names.push(IndexedName { entry, tokens });
+                for name in spellings {
+                    let name_index = u32::try_from(names.len()).unwrap_or(u32::MAX);
+                    let mut tokens = Vec::new();
+                    for t in name.tokens {
+                        let id = *ids.entry(t.text.clone()).or_insert_with(|| {
+                            vocab.push((t.text.clone(), t.particle, sound(&t.text)));
+                            postings.push(Vec::new());
+                            u32::try_from(vocab.len() - 1).unwrap_or(u32::MAX)
+                        });
+                        if let Some(list) = postings.get_mut(id as usize)
+                            && list.last() != Some(&name_index)
+                        {
+                            list.push(name_index);
+                        }
+                        tokens.push(AlignToken {
+                            id,
+                            weight: t.weight,
+                            particle: t.particle,
+                            initial: t.text.len() == 1,
+                        });
+                    }
+                    if !tokens.is_empty() {
+                        names.push(IndexedName { entry, tokens });
+                    }
                 }
             }
         }
@@ -229,7 +239,7 @@ impl Screener {
         for (qi, text) in rows.iter().enumerate() {
             let (q_particle, q_sound) = (normalize::is_particle(text), sound(text));
             for (vi, (v_text, particle, v_sound)) in self.vocab.iter().enumerate() {
-                if *particle != q_particle {
+                if *particle != q_particle && text.len() != 1 {
                     continue;
                 }
                 let s = similarity(text, &q_sound, v_text, v_sound);
@@ -294,83 +304,6 @@ impl Screener {
             ScreenStatus::PotentialMatch
         };
         ScreenResponse { status, matches }
-    }
-}
-
-impl Screener {
-    /// The forms a query is scored in (module doc): split, joined, and each with its
-    /// run-together tokens segmented; duplicates left out.
-    fn forms(&self, request: &ValidRequest) -> Vec<NormalizedName> {
-        let mut forms = vec![request.query.clone()];
-        let joined = normalize_joined(&request.name);
-        if !joined.is_empty() && joined != request.query {
-            forms.push(joined);
-        }
-        for i in 0..forms.len() {
-            if let Some(split) = forms.get(i).and_then(|f| self.segmented(f))
-                && !forms.contains(&split)
-            {
-                forms.push(split);
-            }
-        }
-        forms
-    }
-
-    /// `name` with each token that is not a list token but is several list tokens run
-    /// together (`nabilsamirhaddad`, `altamimi`, `stonebrookresourcesllp`) replaced by them:
-    /// the split into the fewest pieces of at least [`MIN_PIECE`] letters, each a vocabulary
-    /// token or a stop token (a legal form or an honorific, then dropped as usual), at least
-    /// one of them a vocabulary token that is not a particle. `None` when no token splits so.
-    #[must_use]
-    pub fn segmented(&self, name: &NormalizedName) -> Option<NormalizedName> {
-        let mut changed = false;
-        let mut texts = Vec::with_capacity(name.tokens.len());
-        for t in &name.tokens {
-            match self.split_run_together(&t.text) {
-                Some(pieces) => {
-                    changed = true;
-                    texts.extend(pieces);
-                }
-                None => texts.push(t.text.clone()),
-            }
-        }
-        changed.then(|| from_folded(texts))
-    }
-
-    /// The pieces of `text` (see [`Screener::segmented`]), by dynamic programming over its
-    /// prefixes: `fewest[i]` is the fewest pieces `text[..i]` splits into.
-    fn split_run_together(&self, text: &str) -> Option<Vec<String>> {
-        let n = text.len();
-        if !(MIN_RUN_TOGETHER..=MAX_RUN_TOGETHER).contains(&n) || self.ids.contains_key(text) {
-            return None;
-        }
-        let mut fewest: Vec<Option<(usize, usize)>> = vec![None; n + 1]; // (pieces, start)
-        fewest[0] = Some((0, 0));
-        for end in MIN_PIECE..=n {
-            for start in 0..=end - MIN_PIECE {
-                let (Some((pieces, _)), Some(piece)) = (fewest[start], text.get(start..end)) else {
-                    continue;
-                };
-                let known = self.ids.contains_key(piece) || normalize::is_stop_token(piece);
-                if known && fewest[end].is_none_or(|(best, _)| pieces + 1 < best) {
-                    fewest[end] = Some((pieces + 1, start));
-                }
-            }
-        }
-        let mut pieces = Vec::new();
-        let mut end = n;
-        while end > 0 {
-            let (_, start) = fewest[end]?;
-            pieces.push(text.get(start..end)?.to_owned());
-            end = start;
-        }
-        pieces.reverse();
-        let significant = pieces.iter().any(|p| {
-            self.ids.contains_key(p.as_str())
-                && !normalize::is_particle(p)
-                && !normalize::is_stop_token(p)
-        });
-        (pieces.len() >= 2 && significant).then_some(pieces)
     }
 }
 

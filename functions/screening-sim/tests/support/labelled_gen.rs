@@ -37,6 +37,7 @@
 //! | `evasion_format_negative` | none | an ordinary name with the same invisible insertions |
 //! | `evasion_punctuation_negative` | none | a recombined or ordinary name with the same punctuation inside words, or a real double-barrelled name ("Jean-Luc Moreau") |
 //! | `evasion_run_together_negative` | none | a recombined or ordinary name run together |
+//! | `evasion_cyrillic_all` … `evasion_digits` and their `_invisible` and `_negative` | entry / none | what a person sees (issue 43): every primary name with look-alike letters, reversed under a bidi override, with initials, with 0/1 for o/l ([`super::seen_gen`]) |
 //!
 //! A built negative is dropped when some entry carries both of its names in any pool
 //! spelling, or names one keyboard slip away from both (Damerau–Levenshtein ≤ 1: "Goran Ilić"
@@ -55,6 +56,8 @@ use std::sync::OnceLock;
 use screening_sim::normalize::normalize;
 use screening_sim::watchlist::pools::{Family, Given, arabic, asian, slavic, western};
 use screening_sim::watchlist::{EntryKind, SplitMix64, Watchlist, WatchlistEntry};
+
+use super::seen_gen;
 
 /// The generator's seed (independent of the watchlist's).
 pub const LABELLED_SEED: u64 = 0x01ab_e11e_d5e7_0001;
@@ -135,16 +138,21 @@ fn inside_words(rng: &mut SplitMix64, name: &str, min: usize, insert: &str) -> S
             if chars.len() < min || !chars.iter().all(|c| c.is_alphabetic()) {
                 return w.to_owned();
             }
-            let at = 1 + rng.below(chars.len() - 1);
-            let (a, b) = chars.split_at(at);
-            format!(
-                "{}{insert}{}",
-                a.iter().collect::<String>(),
-                b.iter().collect::<String>()
-            )
+            insert_inside(rng, &chars, insert)
         })
         .collect::<Vec<_>>()
         .join(" ")
+}
+
+/// `chars` with `insert` at a random position that is neither the first nor after the last.
+pub fn insert_inside(rng: &mut SplitMix64, chars: &[char], insert: &str) -> String {
+    let at = 1 + rng.below(chars.len() - 1);
+    let (a, b) = chars.split_at(at);
+    format!(
+        "{}{insert}{}",
+        a.iter().collect::<String>(),
+        b.iter().collect::<String>()
+    )
 }
 
 /// `name`'s words run together: all of them in CamelCase, all lower case, or the first two
@@ -164,7 +172,7 @@ pub fn render(queries: &[Labelled]) -> String {
     queries.iter().map(|q| q.to_json() + "\n").collect()
 }
 
-fn pos(entry: &WatchlistEntry, query: String, category: &'static str) -> Labelled {
+pub fn pos(entry: &WatchlistEntry, query: String, category: &'static str) -> Labelled {
     Labelled {
         query,
         country: None,
@@ -174,7 +182,7 @@ fn pos(entry: &WatchlistEntry, query: String, category: &'static str) -> Labelle
     }
 }
 
-fn neg(query: String, category: &'static str) -> Labelled {
+pub fn neg(query: String, category: &'static str) -> Labelled {
     Labelled {
         query,
         country: None,
@@ -319,7 +327,7 @@ fn respell(
 }
 
 /// Whether a negative built from `given` and `family` would be ambiguous (see the module doc).
-fn ambiguous(list: &Watchlist, given: &Given, family: &Family) -> bool {
+pub fn ambiguous(list: &Watchlist, given: &Given, family: &Family) -> bool {
     let near = |e: &WatchlistEntry, spellings: &[Vec<String>]| {
         spellings.iter().any(|wanted| {
             entry_tokens(e).iter().any(|have| {
@@ -944,4 +952,22 @@ fn evasions(
         ));
         made += 1;
     }
+    seen_gen::seen(rng, list, innocent, out);
+}
+
+/// The common-names set (separate from the labelled set, [`seen_gen::common_names`]): given
+/// and family names of every culture of the list.
+pub fn common() -> Vec<Labelled> {
+    let cultures: [(&[Given], &[Family]); 9] = [
+        (slavic::RUSSIAN_GIVEN, slavic::RUSSIAN_FAMILY),
+        (slavic::SERBIAN_GIVEN, slavic::SERBIAN_FAMILY),
+        (arabic::ARABIC_GIVEN, arabic::ARABIC_FAMILY),
+        (arabic::PERSIAN_GIVEN, arabic::PERSIAN_FAMILY),
+        (asian::CHINESE_GIVEN, asian::CHINESE_FAMILY),
+        (asian::KOREAN_GIVEN, asian::KOREAN_FAMILY),
+        (western::SPANISH_GIVEN, western::SPANISH_FAMILY),
+        (western::TURKISH_GIVEN, western::TURKISH_FAMILY),
+        (western::ENGLISH_GIVEN, western::ENGLISH_FAMILY),
+    ];
+    seen_gen::common_names(&cultures)
 }

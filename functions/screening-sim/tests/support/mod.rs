@@ -1,2 +1,3 @@
 //! Code shared by the integration tests and the `gen_labelled` example.
 pub mod labelled_gen;
+pub mod seen_gen;
