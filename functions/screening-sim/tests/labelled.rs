@@ -27,7 +27,7 @@ use support::labelled_gen;
 /// Precision floor (measured figure in `docs/benchmarks.md`; issue #30's goal).
 const PRECISION_FLOOR: f64 = 0.99;
 /// Recall floor, on the whole set and on the classes other than evasion (measured figures in
-/// `docs/benchmarks-screening.md`).
+/// docs/benchmarks.md, "Screening matcher").
 const RECALL_FLOOR: f64 = 0.95;
 /// Recall on the evasion classes (`evasion_*`, issue #30): every evasion variant of a listed
 /// name is flagged.
