@@ -96,7 +96,10 @@ fn every_metric_the_source_emits_is_catalogued_with_its_kind_and_dimensions() {
             }
         }
     }
-    let emitted: BTreeSet<&str> = calls.iter().filter_map(|c| c.name.as_deref().ok()).collect();
+    let emitted: BTreeSet<&str> = calls
+        .iter()
+        .filter_map(|c| c.name.as_deref().ok())
+        .collect();
     for m in CATALOGUE {
         if !emitted.contains(m.name) {
             problems.push(format!("`{}` is catalogued but nothing emits it", m.name));
@@ -283,9 +286,11 @@ fn call(kind: Kind, file: &Path, args: TokenStream, consts: &HashMap<String, Str
     let labels = args[end..]
         .windows(3)
         .filter_map(|w| match w {
-            [TokenTree::Literal(key), TokenTree::Punct(eq), TokenTree::Punct(gt)]
-                if eq.as_char() == '=' && eq.spacing() == Spacing::Joint && gt.as_char() == '>' =>
-            {
+            [
+                TokenTree::Literal(key),
+                TokenTree::Punct(eq),
+                TokenTree::Punct(gt),
+            ] if eq.as_char() == '=' && eq.spacing() == Spacing::Joint && gt.as_char() == '>' => {
                 string(&key.to_string())
             }
             _ => None,
