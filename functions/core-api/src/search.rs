@@ -8,12 +8,15 @@
 //!
 //! - **hybrid** (`degraded: false`): the all-terms full-text list (top [`FUSION_DEPTH`]) and
 //!   the vector list (articles by their best passage's cosine, top [`FUSION_DEPTH`]) fused by
-//!   reciprocal rank ([`fusion`], k = 60). `score` = Σ 1 / (60 + rank), at most 2/61. An
+//!   reciprocal rank ([`fusion`], k = 60), which orders the answer. `score` is the article's
+//!   relevance ([`relevance::hybrid`]: its centroid's cosine and its all-terms `ts_rank_cd`,
+//!   each by a fixed map), comparable across queries; it need not fall down the list. An
 //!   article the vector side found shows its best passage as the snippet; one only full text
 //!   found shows its `ts_headline`. The any-term fallback is not fused: for a paraphrase it
 //!   ranks by incidental shared words (docs/embeddings.md, measured).
 //! - **degraded** (`degraded: true`, `degraded_reason: "embeddings_unavailable"`): the
-//!   full-text ranking alone (all terms, else any term), `score` = `ts_rank_cd`, when the
+//!   full-text ranking alone (all terms, else any term), `score` = [`relevance::text`] of
+//!   `ts_rank_cd`, halved for an any-term answer ([`relevance::any_term`]), when the
 //!   embedder is not configured, its call failed (error, malformed answer, timeout), its
 //!   breaker is open or forced open (`breaker#openai`, SPEC §8), the deadline left too little
 //!   time for it, or nothing is embedded with the configured model yet. Logged as
@@ -23,11 +26,12 @@
 //! A PostgreSQL failure is the request's error (503/504): full text is the floor.
 //!
 //! Modules: [`passages`] (articles into passages, snippets), [`index`] (the cached matrix),
-//! [`fusion`] (RRF).
+//! [`fusion`] (RRF, the order), [`relevance`] (the score).
 
 pub mod fusion;
 pub mod index;
 pub mod passages;
+pub mod relevance;
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -181,8 +185,17 @@ impl Searcher {
                     cause = cause.as_str(),
                     "full text only"
                 );
+                let any_term = full_text.all_terms.is_empty();
+                let mut results = full_text.ranking(top);
+                for hit in &mut results {
+                    hit.score = if any_term {
+                        relevance::any_term(hit.score)
+                    } else {
+                        relevance::text(hit.score)
+                    };
+                }
                 Ok(SearchResponse {
-                    results: full_text.ranking(top),
+                    results,
                     degraded: true,
                     degraded_reason: Some(EMBEDDINGS_UNAVAILABLE.to_owned()),
                 })
@@ -191,8 +204,8 @@ impl Searcher {
     }
 }
 
-/// The RRF of `full_text` and `vector`, at most `top`, each hit with its article's title and
-/// the best passage as snippet when the vector side has one.
+/// The RRF of `full_text` and `vector`, at most `top`, each hit with its article's title, the
+/// best passage as snippet when the vector side has one, and its [`relevance::hybrid`] score.
 fn fuse(full_text: &[ArticleHit], vector: &[index::VectorHit<'_>], top: usize) -> Vec<ArticleHit> {
     let text_ids: Vec<&str> = full_text.iter().map(|h| h.article_id.as_str()).collect();
     let vector_ids: Vec<&str> = vector.iter().map(|h| h.entry.article_id.as_str()).collect();
@@ -200,15 +213,16 @@ fn fuse(full_text: &[ArticleHit], vector: &[index::VectorHit<'_>], top: usize) -
         .iter()
         .map(|h| (h.article_id.as_str(), h))
         .collect();
-    let by_vector: HashMap<&str, &index::Entry> = vector
+    let by_vector: HashMap<&str, &index::VectorHit<'_>> = vector
         .iter()
-        .map(|h| (h.entry.article_id.as_str(), h.entry))
+        .map(|h| (h.entry.article_id.as_str(), h))
         .collect();
     fusion::rrf(&[&text_ids, &vector_ids], top)
         .into_iter()
         .filter_map(|f| {
-            let (title, snippet) = match (by_vector.get(f.article_id), by_text.get(f.article_id)) {
-                (Some(entry), _) => (entry.title.clone(), entry.snippet.clone()),
+            let (vector_hit, text_hit) = (by_vector.get(f.article_id), by_text.get(f.article_id));
+            let (title, snippet) = match (vector_hit, text_hit) {
+                (Some(v), _) => (v.entry.title.clone(), v.entry.snippet.clone()),
                 (None, Some(hit)) => (hit.title.clone(), hit.snippet.clone()),
                 (None, None) => return None,
             };
@@ -216,7 +230,10 @@ fn fuse(full_text: &[ArticleHit], vector: &[index::VectorHit<'_>], top: usize) -
                 article_id: f.article_id.to_owned(),
                 title,
                 snippet,
-                score: f.score,
+                score: relevance::hybrid(
+                    vector_hit.map(|v| v.article_similarity),
+                    text_hit.map(|t| t.score),
+                ),
             })
         })
         .collect()
@@ -241,6 +258,7 @@ mod tests {
             article_id: id.to_owned(),
             title: format!("title {id}"),
             snippet: format!("passage {id}"),
+            article: 0,
         }
     }
 
@@ -252,10 +270,12 @@ mod tests {
             VectorHit {
                 entry: &e2,
                 similarity: 0.9,
+                article_similarity: relevance::COSINE_CEILING,
             },
             VectorHit {
                 entry: &e3,
                 similarity: 0.8,
+                article_similarity: relevance::COSINE_FLOOR,
             },
         ];
         let fused = fuse(&text, &vector, 5);
@@ -272,8 +292,10 @@ mod tests {
                 ("kb_003", "passage kb_003")
             ]
         );
-        assert!((fused[0].score - (1.0 / 62.0 + 1.0 / 61.0)).abs() < 1e-12);
-        assert!(fused.iter().all(|h| h.score > 0.0 && h.score < 1.0));
+        // The order is RRF's; each score is the article's own relevance: kb_002 has full
+        // meaning evidence, kb_001 only its words (0.5), kb_003 a centroid at the floor.
+        let scores: Vec<f64> = fused.iter().map(|h| h.score).collect();
+        assert_eq!(scores, [1.0, 0.5, 0.0]);
         assert_eq!(fuse(&text, &vector, 1).len(), 1);
     }
 }
