@@ -27,13 +27,13 @@
 //! only the words: its score is [`text`] alone, or [`any_term`] (at most 0.5) from the any-term
 //! fallback, so it reads lower than a hybrid answer's for the same article (docs/spec.md §4).
 
-/// A best-passage cosine at or below this is no evidence of relevance (score 0).
+/// A query–centroid cosine at or below this is no evidence of relevance (score 0).
 pub const COSINE_FLOOR: f32 = 0.10;
 
-/// A best-passage cosine at or above this is full evidence (score 1).
+/// A query–centroid cosine at or above this is full evidence (score 1).
 pub const COSINE_CEILING: f32 = 0.80;
 
-/// The meaning evidence of a best-passage cosine `similarity` (−1 to 1): 0 at or below
+/// The meaning evidence of a query–centroid cosine `similarity` (−1 to 1): 0 at or below
 /// [`COSINE_FLOOR`], 1 at or above [`COSINE_CEILING`], linear between.
 pub fn vector(similarity: f32) -> f64 {
     let span = f64::from(COSINE_CEILING - COSINE_FLOOR);
@@ -58,7 +58,7 @@ pub fn any_term(rank: f64) -> f64 {
 /// The weight of an any-term match against an all-terms one.
 pub const ANY_TERM_WEIGHT: f64 = 0.5;
 
-/// The relevance of an article with best-passage cosine `similarity` (`None`: not among the
+/// The relevance of an article with query–centroid cosine `similarity` (`None`: not among the
 /// vector ranking) and all-terms `rank` (`None`: it does not hold every term).
 pub fn hybrid(similarity: Option<f32>, rank: Option<f64>) -> f64 {
     let meaning = similarity.map_or(0.0, vector);
