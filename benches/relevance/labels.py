@@ -9,6 +9,8 @@ Each query below names
   - or, with `by_answer=True`, no article is about the question as a whole, so every
     article holding an answer sentence gets grade 2.
   - `also`: further grade-1 articles, judged by reading them (a reason is given).
+  - or, with kind `off_topic`, nothing: no article of the knowledge base answers it (issue 45:
+    the separation of run.py, an off-topic query's best score below every on-topic one's).
 
 The seed composes each article from its topic's sentence bank (functions/core-api/src/db/
 seed/corpus.rs, articles.rs), so which sibling articles hold an answer sentence depends on the
@@ -32,7 +34,7 @@ from pathlib import Path
 @dataclass(frozen=True)
 class Spec:
     query: str
-    kind: str  # paraphrase | misspelling | keyword | question
+    kind: str  # paraphrase | misspelling | keyword | question | off_topic
     primary: tuple[str, ...] = ()
     answers: tuple[str, ...] = ()
     by_answer: bool = False
@@ -41,6 +43,7 @@ class Spec:
 
 
 S = Spec
+OFF_TOPIC = "off_topic"
 NOT_MADE = "If you see a card payment you did not make"
 NOT_LIABLE = "You are not liable for unauthorised card payments"
 LOST_STOLEN = "When a card is reported lost or stolen it is blocked permanently"
@@ -217,6 +220,24 @@ SPECS: list[Spec] = [
       also=("kb_024",), note="kb_024: replacing a stolen card"),
     S("express delivery fee", "keyword",
       answers=("Express card delivery is available for a fee",), by_answer=True),
+    # --- off topic (issue 45): questions a banking support knowledge base does not answer
+    *(S(q, OFF_TOPIC) for q in (
+        "best recipe for banana bread",
+        "how tall is mount everest",
+        "who won the football world cup in 2018",
+        "weather forecast for tomorrow in Lisbon",
+        "how do I reverse a linked list in python",
+        "symptoms of the common cold",
+        "train times from Berlin to Munich",
+        "how to grow tomatoes on a balcony",
+        "what is the capital of Australia",
+        "translate good morning into Japanese",
+        "how many moons does Jupiter have",
+        "tips for learning to play the guitar",
+        "best hiking trails in the Alps",
+        "how long should I boil an egg",
+        "movie showtimes near me tonight",
+    )),
 ]
 
 
@@ -235,6 +256,10 @@ def load_articles(database_url: str) -> list[dict]:
 
 
 def label(spec: Spec, articles: list[dict]) -> dict[str, int]:
+    if spec.kind == OFF_TOPIC:
+        if spec.primary or spec.answers or spec.also:
+            raise SystemExit(f"{spec.query!r}: an off-topic query has no relevant article")
+        return {}
     ids = {a["article_id"] for a in articles}
     grades: dict[str, int] = {}
     holders = [

@@ -10,6 +10,11 @@ ranked article ids against the labels:
   nDCG@5    graded: gain 2^grade - 1 (grade 2 -> 3, grade 1 -> 1), discount log2(rank + 1),
             divided by the ideal ordering's DCG@5; averaged over the queries.
   MRR       reciprocal rank of the first grade-2 article (0 when none in the results).
+  separation  the score of the best hit of each query (0 without a result): the lowest of
+            the on-topic queries must be above the highest of the `off_topic` ones, which no
+            article answers (issue 45: the score is a relevance comparable across queries).
+
+recall@5, nDCG@5 and MRR are averaged over the on-topic queries only.
 
 `--mode` names the ranking being measured and is checked against what core-api says: a
 `hybrid` run fails (exit 2) if any answer came back `degraded: true`, since the embeddings were
@@ -26,7 +31,8 @@ Only the standard library is used. Examples:
 `--mode both` needs the local stack (`scripts/dev up`): it measures hybrid, forces the
 `breaker#openai` override with the stack's kosha-ops (so core-api itself falls back to full
 text, as in an outage), measures again, clears it, and exits 1 unless hybrid has the higher
-recall@5. `--repeat N` runs the queries N times for the latency percentiles.
+recall@5. Any run with hybrid exits 1 unless its scores separate on- from off-topic queries.
+`--repeat N` runs the queries N times for the latency percentiles.
 """
 
 from __future__ import annotations
@@ -48,6 +54,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "scripts" / "lib"))
 from kosha_py import percentile  # noqa: E402
 
 K = 5
+OFF_TOPIC = "off_topic"
 
 
 def core_api_url(explicit: str | None) -> str:
@@ -121,19 +128,23 @@ def measure(url: str, rows: list[dict], top_k: int, timeout: float, repeat: int)
     results = []
     for row in rows:
         payload, ms = search(url, row["query"], top_k, timeout)
-        ranked = [hit["article_id"] for hit in payload.get("results", [])]
+        hits = payload.get("results", [])
+        ranked = [hit["article_id"] for hit in hits]
         grades = row["relevant"]
+        on_topic = row["kind"] != OFF_TOPIC
         results.append({
             "id": row["id"],
             "query": row["query"],
             "kind": row["kind"],
             "relevant": grades,
             "ranked": ranked,
+            "scores": [hit["score"] for hit in hits],
+            "top_score": hits[0]["score"] if hits else 0.0,
             "degraded": bool(payload.get("degraded")),
             "degraded_reason": payload.get("degraded_reason"),
-            "recall@5": recall_at(ranked, grades),
-            "ndcg@5": ndcg_at(ranked, grades),
-            "rr": reciprocal_rank(ranked, grades),
+            "recall@5": recall_at(ranked, grades) if on_topic else None,
+            "ndcg@5": ndcg_at(ranked, grades) if on_topic else None,
+            "rr": reciprocal_rank(ranked, grades) if on_topic else None,
             "ms": [ms],
         })
     for _ in range(repeat - 1):
@@ -144,16 +155,36 @@ def measure(url: str, rows: list[dict], top_k: int, timeout: float, repeat: int)
     return results
 
 
+def on_topic(results: list[dict]) -> list[dict]:
+    return [r for r in results if r["kind"] != OFF_TOPIC]
+
+
 def mean(key: str, subset: list[dict]) -> float:
-    return sum(r[key] for r in subset) / len(subset)
+    """`key` averaged over the on-topic results of `subset`."""
+    scored = on_topic(subset)
+    return sum(r[key] for r in scored) / len(scored)
+
+
+def separation(results: list[dict]) -> tuple[dict, dict | None]:
+    """The on-topic result with the lowest top score and the off-topic one with the highest
+    (None when the run has no off-topic query)."""
+    lowest = min(on_topic(results), key=lambda r: r["top_score"])
+    off = [r for r in results if r["kind"] == OFF_TOPIC]
+    return lowest, max(off, key=lambda r: r["top_score"]) if off else None
+
+
+def separated(results: list[dict]) -> bool:
+    lowest, highest = separation(results)
+    return highest is None or lowest["top_score"] > highest["top_score"]
 
 
 def report(results: list[dict], mode: str, url: str, misses: bool) -> None:
-    print(f"relevance benchmark: {len(results)} queries, mode {mode}, core-api {url}")
+    print(f"relevance benchmark: {len(on_topic(results))} queries and "
+          f"{len(results) - len(on_topic(results))} off-topic ones, mode {mode}, core-api {url}")
     print(f"{'kind':<12} {'n':>3}  {'recall@5':>8}  {'nDCG@5':>7}  {'MRR':>6}")
-    kinds = sorted({r["kind"] for r in results})
+    kinds = sorted({r["kind"] for r in on_topic(results)})
     for kind in kinds + ["all"]:
-        subset = results if kind == "all" else [r for r in results if r["kind"] == kind]
+        subset = on_topic(results) if kind == "all" else [r for r in results if r["kind"] == kind]
         print(f"{kind:<12} {len(subset):>3}  {mean('recall@5', subset):>8.3f}  "
               f"{mean('ndcg@5', subset):>7.3f}  {mean('rr', subset):>6.3f}")
     degraded = sum(r["degraded"] for r in results)
@@ -162,9 +193,15 @@ def report(results: list[dict], mode: str, url: str, misses: bool) -> None:
     print(f"degraded answers: {degraded}/{len(results)}; empty result lists: {empty}; "
           f"latency per search (client side, sequential, {len(times)} searches) "
           f"p50 {percentile(times, 0.50):.1f} ms, p99 {percentile(times, 0.99):.1f} ms")
+    lowest, highest = separation(results)
+    if highest is not None:
+        verdict = "separated" if separated(results) else "NOT separated"
+        print(f"top score: lowest on-topic {lowest['top_score']:.3f} ({lowest['id']} "
+              f"{lowest['query']!r}), highest off-topic {highest['top_score']:.3f} "
+              f"({highest['id']} {highest['query']!r}): {verdict}")
     if misses:
         print("\nqueries with recall@5 < 1 (query -> first results):")
-        for r in results:
+        for r in on_topic(results):
             if r["recall@5"] < 1:
                 primary = [a for a, g in r["relevant"].items() if g >= 2]
                 print(f"  {r['id']} {r['query']!r} wants {','.join(primary)} "
@@ -246,6 +283,10 @@ def main() -> int:
         print(f"error: {degraded} hybrid answers were degraded, so this is not a hybrid run",
               file=sys.stderr)
         status = 2
+    if "hybrid" in runs and not separated(runs["hybrid"]):
+        print("error: an off-topic query's best hit scores at least an on-topic query's",
+              file=sys.stderr)
+        status = status or 1
     if args.mode == "both":
         if not all(r["degraded"] for r in runs["full-text"]):
             print("error: some full-text answers were not degraded", file=sys.stderr)

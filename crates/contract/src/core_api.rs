@@ -153,8 +153,8 @@ pub struct ArticleHit {
     pub title: String,
     /// A short plain-text excerpt around the matched terms.
     pub snippet: String,
-    /// Relevance in [0, 1), higher is better; comparable within one answer only.
-    #[cfg_attr(feature = "openapi", schema(minimum = 0, exclusive_maximum = 1))]
+    /// Relevance in [0, 1], higher is better; comparable across queries: a best hit near 0 means nothing answers the query.
+    #[cfg_attr(feature = "openapi", schema(minimum = 0, maximum = 1))]
     pub score: f64,
 }
 

@@ -4,7 +4,9 @@
 //!
 //! - [`VectorIndex`]: one row-major `f32` matrix (passages × dimensions, every row
 //!   L2-normalised by `core-api embed`, so cosine is a dot product) with each row's article,
-//!   title and snippet; [`VectorIndex::best_articles`] ranks articles by their best passage.
+//!   title and snippet, and each article's centroid (its passages' mean, normalised);
+//!   [`VectorIndex::best_articles`] ranks articles by their best passage and gives each its
+//!   centroid's similarity too, the meaning evidence of the score ([`super::relevance`]).
 //! - [`IndexCache`]: the current index and the `kb.embedding_state.version` it was loaded at.
 //!   Each search reads the version in its full-text transaction and reloads the rows only when
 //!   it moved (or the cache is empty), so a warm instance follows `core-api embed` at no extra
@@ -37,6 +39,8 @@ pub struct Entry {
     pub title: String,
     /// The passage's snippet ([`super::passages::snippet`]).
     pub snippet: String,
+    /// Its article's row in the centroid matrix.
+    pub article: usize,
 }
 
 /// An article's best passage for a query.
@@ -46,6 +50,8 @@ pub struct VectorHit<'a> {
     pub entry: &'a Entry,
     /// Cosine similarity of the query and the passage, −1 to 1.
     pub similarity: f32,
+    /// Cosine similarity of the query and the article's centroid, −1 to 1.
+    pub article_similarity: f32,
 }
 
 /// The matrix of one model's passages at one version.
@@ -56,29 +62,54 @@ pub struct VectorIndex {
     dimensions: usize,
     entries: Vec<Entry>,
     matrix: Vec<f32>,
+    /// Articles × dimensions: each article's passages summed and normalised.
+    centroids: Vec<f32>,
 }
 
 impl VectorIndex {
     /// An index over `rows`; rows whose vector is not `dimensions` long are skipped.
     pub fn new(version: i64, dimensions: usize, rows: Vec<PassageRow>) -> Self {
-        let mut entries = Vec::with_capacity(rows.len());
+        let mut entries: Vec<Entry> = Vec::with_capacity(rows.len());
         let mut matrix = Vec::with_capacity(rows.len() * dimensions);
+        let mut centroids: Vec<f32> = Vec::new();
         for row in rows {
             if row.embedding.len() != dimensions {
                 continue;
+            }
+            // Rows come by article, so a new article starts a new centroid.
+            let article = match entries.last() {
+                Some(last) if last.article_id == row.article_id => last.article,
+                _ => {
+                    centroids.resize(centroids.len() + dimensions, 0.0);
+                    centroids.len() / dimensions - 1
+                }
+            };
+            let start = article * dimensions;
+            for (sum, x) in centroids[start..].iter_mut().zip(&row.embedding) {
+                *sum += x;
             }
             matrix.extend_from_slice(&row.embedding);
             entries.push(Entry {
                 article_id: row.article_id,
                 title: row.title,
                 snippet: super::passages::snippet(&row.content),
+                article,
             });
+        }
+        if dimensions > 0 {
+            for centroid in centroids.chunks_exact_mut(dimensions) {
+                let norm = dot(centroid, centroid).sqrt();
+                if norm > 0.0 {
+                    centroid.iter_mut().for_each(|x| *x /= norm);
+                }
+            }
         }
         Self {
             version,
             dimensions,
             entries,
             matrix,
+            centroids,
         }
     }
 
@@ -105,15 +136,24 @@ impl VectorIndex {
             .iter()
             .zip(self.matrix.chunks_exact(self.dimensions))
         {
-            let similarity: f32 = row.iter().zip(query).map(|(a, b)| a * b).sum();
+            let similarity = dot(row, query);
             // Rows are stored by article, so an article's passages are adjacent.
             match best.last_mut() {
                 Some(last) if last.entry.article_id == entry.article_id => {
                     if similarity > last.similarity {
-                        *last = VectorHit { entry, similarity };
+                        last.entry = entry;
+                        last.similarity = similarity;
                     }
                 }
-                _ => best.push(VectorHit { entry, similarity }),
+                _ => {
+                    let start = entry.article * self.dimensions;
+                    let centroid = self.centroids.get(start..start + self.dimensions);
+                    best.push(VectorHit {
+                        entry,
+                        similarity,
+                        article_similarity: centroid.map_or(0.0, |c| dot(c, query)),
+                    });
+                }
             }
         }
         best.sort_by(|a, b| {
@@ -124,6 +164,10 @@ impl VectorIndex {
         best.truncate(limit);
         best
     }
+}
+
+fn dot(a: &[f32], b: &[f32]) -> f32 {
+    a.iter().zip(b).map(|(x, y)| x * y).sum()
 }
 
 /// The process's current index, shared by every request.
@@ -185,6 +229,9 @@ mod tests {
             .collect();
         assert_eq!(ids, [("kb_001", "b"), ("kb_002", "c")]);
         assert!((hits[0].similarity - 1.0).abs() < 1e-6);
+        // kb_001's centroid is (1, 1)/√2; kb_002 has one passage, its centroid.
+        assert!((hits[0].article_similarity - std::f32::consts::FRAC_1_SQRT_2).abs() < 1e-6);
+        assert!((hits[1].article_similarity - 0.8).abs() < 1e-6);
         assert_eq!(index.best_articles(&[0.0, 1.0], 1).len(), 1);
         assert!(index.best_articles(&[1.0], 10).is_empty());
     }
