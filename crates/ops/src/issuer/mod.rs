@@ -1,25 +1,31 @@
-//! The local stack's token issuer (issue #31, SPEC §5): what a Cognito user pool serves a
-//! machine client, on loopback, signing with the dev key.
+//! The local stack's token issuer (issues #31, 44; SPEC §5): what a Cognito user pool serves
+//! a machine client and a person's MCP client, on loopback, signing with the dev key.
 //!
 //! With the issuer URL `I` (e.g. `http://127.0.0.1:PORT/kosha-dev`: a path, like Cognito's
-//! `https://cognito-idp.<region>.amazonaws.com/<pool id>`) and its origin `O`:
-//! - `GET I/.well-known/openid-configuration`: OpenID Connect Discovery 1.0 §4, the fields
-//!   Cognito's document has ([`discovery_document`]); `issuer` is `I` exactly.
+//! `https://cognito-idp.<region>.amazonaws.com/<pool id>`), its path `P` and its origin `O`:
+//! - `GET I/.well-known/openid-configuration` and `GET O/.well-known/oauth-authorization-server P`
+//!   (RFC 8414): the metadata (`metadata`); `issuer` is `I` exactly.
 //! - `GET I/.well-known/jwks.json`: the dev key set, read from the key's `jwks.json` on each
 //!   request (removing that file is a key-set outage, as `scripts/chaos-demo` makes one); 503
 //!   `{"error":"jwks_unavailable"}` when it cannot be read.
-//! - `POST O/oauth2/token`: the client-credentials grant (`token::decide`): 200
-//!   `{"access_token","expires_in","token_type":"Bearer"}` with `Cache-Control: no-store`; the
-//!   token is a Cognito machine token (`kosha_auth::dev::MintClaims::client_credentials`:
-//!   `token_use` `access`, `client_id`, `scope`, no groups). Refusals are RFC 6749 §5.2
-//!   `{"error","error_description"}`. Bodies over 16 KiB: 413.
-//! - Anything else: 404. The authorization-code endpoints the document names (as Cognito's
-//!   does) are not served: the interactive flow is out of scope (docs/clients.md).
+//! - `GET O/oauth2/authorize` and `POST O/login`: the authorization-code grant with PKCE for
+//!   the public client `kosha-dev-mcp` (`authorize`, `login`).
+//! - `POST O/oauth2/token` (`token::decide`): 200 `{"access_token","expires_in",
+//!   "token_type":"Bearer","scope"}` with `Cache-Control: no-store`. Client credentials give a
+//!   Cognito machine token (`kosha_auth::dev::MintClaims::client_credentials`: `token_use`
+//!   `access`, `client_id`, `scope`, no groups); a code gives the user's access token
+//!   (`MintClaims::user`: `username`, `cognito:groups`, the granted `scope`). Refusals are RFC
+//!   6749 §5.2 `{"error","error_description"}`. Bodies over 16 KiB: 413.
+//! - Anything else: 404. Every answer allows a loopback `Origin` (CORS, preflights included),
+//!   so a browser client on this machine (the MCP Inspector) can use it.
 //!
 //! One JSON line per token request goes to stderr (`event`, `outcome`, the authenticated
-//! `client_id` and granted `scope`); never a secret or a token.
+//! `client_id` and granted `scope`); never a secret, a code or a token.
 
+pub mod authorize;
 pub mod clients;
+mod login;
+mod metadata;
 mod token;
 
 use std::path::PathBuf;
@@ -31,18 +37,25 @@ use axum::body::Bytes;
 use axum::extract::{DefaultBodyLimit, State};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
-use http::{HeaderMap, HeaderValue, StatusCode, header};
+use http::{HeaderMap, HeaderValue, Method, StatusCode, header};
 use kosha_auth::dev::{self, MintClaims};
+use tower_http::cors::{AllowOrigin, CorsLayer};
 use url::Url;
 
+use authorize::{Codes, PUBLIC_CLIENT_ID};
 use clients::Clients;
-use token::TokenError;
+use token::{Decided, TokenError};
+
+pub use metadata::{authorization_server, openid_configuration};
 
 /// Largest token request body, bytes.
 pub const MAX_BODY_BYTES: usize = 16 * 1024;
 
 /// The path of the token endpoint on the issuer's origin (Cognito's domain serves it there).
 pub const TOKEN_PATH: &str = "/oauth2/token";
+
+/// The path of the authorization endpoint (the login page) on the issuer's origin.
+pub const AUTHORIZE_PATH: &str = "/oauth2/authorize";
 
 /// Everything the issuer needs; build with [`Issuer::new`].
 pub struct Issuer {
@@ -53,12 +66,13 @@ pub struct Issuer {
     kid: String,
     jwks_path: PathBuf,
     clients: Clients,
+    codes: Codes,
     ttl: Duration,
 }
 
 impl Issuer {
-    /// An issuer at `issuer` (an absolute http(s) URL without query or fragment; a trailing
-    /// `/` is dropped), signing with `key_pem` (the dev key; its `kid` is derived), serving the
+    /// An issuer at `issuer` (an absolute http(s) URL on a loopback host, without query or
+    /// fragment; a trailing `/` is dropped), signing with `key_pem` (the dev key; its `kid` is derived), serving the
     /// key set in `jwks_path`, for `clients`, tokens valid `ttl` (whole seconds, ≥ 1).
     pub fn new(
         issuer: &str,
@@ -68,13 +82,20 @@ impl Issuer {
         ttl: Duration,
     ) -> Result<Self, String> {
         let url = Url::parse(issuer).map_err(|e| format!("issuer {issuer:?}: {e}"))?;
+        let loopback = match url.host() {
+            Some(url::Host::Domain(name)) => name.eq_ignore_ascii_case("localhost"),
+            Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
+            Some(url::Host::Ipv6(ip)) => ip.is_loopback(),
+            None => false,
+        };
         if !matches!(url.scheme(), "http" | "https")
-            || url.host().is_none()
+            || !loopback
             || url.query().is_some()
             || url.fragment().is_some()
         {
             return Err(format!(
-                "issuer {issuer:?}: must be an http(s) URL without query or fragment"
+                "issuer {issuer:?}: must be an http(s) URL on a loopback host without query \
+                 or fragment"
             ));
         }
         if ttl.as_secs() == 0 {
@@ -91,6 +112,7 @@ impl Issuer {
             kid,
             jwks_path,
             clients,
+            codes: Codes::default(),
             ttl,
         })
     }
@@ -101,41 +123,47 @@ impl Issuer {
     }
 }
 
-/// The OpenID provider metadata, with the fields a Cognito user pool's document has.
-pub fn discovery_document(issuer: &Issuer) -> serde_json::Value {
-    let o = &issuer.origin;
-    serde_json::json!({
-        "authorization_endpoint": format!("{o}/oauth2/authorize"),
-        "end_session_endpoint": format!("{o}/logout"),
-        "id_token_signing_alg_values_supported": ["RS256"],
-        "issuer": issuer.issuer,
-        "jwks_uri": format!("{}/.well-known/jwks.json", issuer.issuer),
-        "response_types_supported": ["code", "token"],
-        "revocation_endpoint": format!("{o}/oauth2/revoke"),
-        "scopes_supported": ["openid", "email", "phone", "profile"],
-        "subject_types_supported": ["public"],
-        "token_endpoint": format!("{o}{TOKEN_PATH}"),
-        "token_endpoint_auth_methods_supported": ["client_secret_basic", "client_secret_post"],
-        "userinfo_endpoint": format!("{o}/oauth2/userInfo"),
-    })
-}
-
 /// The issuer's routes (module docs).
 pub fn router(issuer: Arc<Issuer>) -> Router {
     let well_known = format!("{}/.well-known", issuer.path);
     Router::new()
         .route(
             &format!("{well_known}/openid-configuration"),
-            get(openid_configuration),
+            get(|State(i): State<Arc<Issuer>>| async move { axum::Json(openid_configuration(&i)) }),
+        )
+        .route(
+            &format!("/.well-known/oauth-authorization-server{}", issuer.path),
+            get(|State(i): State<Arc<Issuer>>| async move { axum::Json(authorization_server(&i)) }),
         )
         .route(&format!("{well_known}/jwks.json"), get(jwks))
+        .route(AUTHORIZE_PATH, get(login::authorize))
+        .route(login::LOGIN_PATH, post(login::login))
         .route(TOKEN_PATH, post(token_endpoint))
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
+        .layer(cors())
         .with_state(issuer)
 }
 
-async fn openid_configuration(State(issuer): State<Arc<Issuer>>) -> Response {
-    axum::Json(discovery_document(&issuer)).into_response()
+/// CORS for browser clients on this machine: any `http` origin on a loopback host, for the
+/// metadata, the key set and the token endpoint (a browser preflights its token request).
+fn cors() -> CorsLayer {
+    let loopback = AllowOrigin::predicate(|origin: &HeaderValue, _| {
+        let Some(url) = origin.to_str().ok().and_then(|o| Url::parse(o).ok()) else {
+            return false;
+        };
+        let host = match url.host() {
+            Some(url::Host::Domain(name)) => name.eq_ignore_ascii_case("localhost"),
+            Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
+            Some(url::Host::Ipv6(ip)) => ip.is_loopback(),
+            None => false,
+        };
+        host && url.scheme() == "http"
+    });
+    CorsLayer::new()
+        .allow_origin(loopback)
+        .allow_methods([Method::GET, Method::POST])
+        .allow_headers([header::AUTHORIZATION, header::CONTENT_TYPE, header::ACCEPT])
+        .max_age(Duration::from_secs(600))
 }
 
 async fn jwks(State(issuer): State<Arc<Issuer>>) -> Response {
@@ -162,21 +190,51 @@ async fn token_endpoint(
         text(header::CONTENT_TYPE),
         &body,
     );
-    let grant = match decided {
-        Ok(grant) => grant,
+    let (client_id, roles_user, scopes) = match decided {
+        Ok(Decided::Machine(grant)) => (grant.client.client_id.clone(), None, grant.scopes),
+        Ok(Decided::Code(code)) => {
+            let redeemed = issuer.codes.redeem(
+                &code.code,
+                &code.client_id,
+                &code.redirect_uri,
+                &code.code_verifier,
+            );
+            match redeemed {
+                Ok(login) => (PUBLIC_CLIENT_ID.to_owned(), Some(login.user), login.scopes),
+                Err(err) => {
+                    log_token(err.code(), Some(&code.client_id), None);
+                    return refusal(err);
+                }
+            }
+        }
         Err(err) => {
             log_token(err.code(), None, None);
             return refusal(err);
         }
     };
-    let scopes: Vec<&str> = grant.scopes.iter().map(String::as_str).collect();
-    let mut claims =
-        MintClaims::client_credentials(&issuer.issuer, &grant.client.client_id, &scopes);
+    let scope = scopes.join(" ");
+    let mut claims = match roles_user {
+        None => {
+            let scopes: Vec<&str> = scopes.iter().map(String::as_str).collect();
+            MintClaims::client_credentials(&issuer.issuer, &client_id, &scopes)
+        }
+        Some(user) => {
+            let mut claims = MintClaims::user(
+                &issuer.issuer,
+                &client_id,
+                user.sub,
+                user.username,
+                user.roles,
+            );
+            claims.scope = scope.clone();
+            claims
+        }
+    };
     claims.ttl = issuer.ttl;
     let token = match dev::mint(&issuer.key_pem, &issuer.kid, &claims) {
         Ok(token) => token,
         Err(err) => {
-            log_token("server_error", Some(&grant.client.client_id), None);
+            log_token("server_error", Some(&client_id), None);
             eprintln!("kosha-ops issuer: signing failed: {err}");
             return oauth_error(
                 StatusCode::INTERNAL_SERVER_ERROR,
@@ -185,11 +243,13 @@ async fn token_endpoint(
             );
         }
     };
-    log_token("issued", Some(&grant.client.client_id), Some(&claims.scope));
+    log_token("issued", Some(&client_id), Some(&scope));
+    // `scope` always: RFC 6749 §5.1 requires it when it differs from the request.
     let body = serde_json::json!({
         "access_token": token,
         "expires_in": issuer.ttl.as_secs(),
         "token_type": "Bearer",
+        "scope": scope,
     });
     (no_store(), axum::Json(body)).into_response()
 }
@@ -230,223 +290,4 @@ fn log_token(outcome: &str, client_id: Option<&str>, scope: Option<&str>) {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use base64::Engine;
-    use http_body_util::BodyExt;
-    use tower::ServiceExt;
-
-    const CLIENTS: &str = r#"{"clients": [
-        {"client_id": "m2m-agent", "client_secret": "sa", "scopes": ["kosha/agent"]},
-        {"client_id": "m2m-ops", "client_secret": "so", "scopes": ["kosha/operator"]}
-    ]}"#;
-
-    struct Fixture {
-        issuer: Arc<Issuer>,
-        keys: dev::DevKeys,
-        dir: PathBuf,
-    }
-
-    fn fixture(name: &str) -> Fixture {
-        let keys = dev::generate().unwrap();
-        let dir = std::env::temp_dir().join(format!("kosha-issuer-{name}-{}", std::process::id()));
-        let (_, jwks_path) = dev::write_key_files(&dir, &keys).unwrap();
-        let issuer = Issuer::new(
-            "http://127.0.0.1:9999/kosha-dev/",
-            keys.private_pem.clone(),
-            jwks_path,
-            Clients::parse(CLIENTS).unwrap(),
-            Duration::from_secs(600),
-        )
-        .unwrap();
-        Fixture {
-            issuer: Arc::new(issuer),
-            keys,
-            dir,
-        }
-    }
-
-    async fn send(
-        issuer: &Arc<Issuer>,
-        request: http::Request<String>,
-    ) -> (StatusCode, HeaderMap, Vec<u8>) {
-        let response = router(Arc::clone(issuer))
-            .oneshot(request.map(axum::body::Body::from))
-            .await
-            .unwrap();
-        let status = response.status();
-        let headers = response.headers().clone();
-        let body = response
-            .into_body()
-            .collect()
-            .await
-            .unwrap()
-            .to_bytes()
-            .to_vec();
-        (status, headers, body)
-    }
-
-    fn get(uri: &str) -> http::Request<String> {
-        http::Request::get(uri).body(String::new()).unwrap()
-    }
-
-    fn token_request(id: &str, secret: &str, body: &str) -> http::Request<String> {
-        let basic = base64::engine::general_purpose::STANDARD.encode(format!("{id}:{secret}"));
-        http::Request::post(TOKEN_PATH)
-            .header(header::AUTHORIZATION, format!("Basic {basic}"))
-            .header(header::CONTENT_TYPE, "application/x-www-form-urlencoded")
-            .body(body.to_owned())
-            .unwrap()
-    }
-
-    #[tokio::test]
-    async fn discovery_names_the_issuer_jwks_and_token_endpoint() {
-        let f = fixture("discovery");
-        let (status, _, body) = send(
-            &f.issuer,
-            get("/kosha-dev/.well-known/openid-configuration"),
-        )
-        .await;
-        assert_eq!(status, StatusCode::OK);
-        let doc: serde_json::Value = serde_json::from_slice(&body).unwrap();
-        assert_eq!(doc["issuer"], "http://127.0.0.1:9999/kosha-dev");
-        assert_eq!(
-            doc["jwks_uri"],
-            "http://127.0.0.1:9999/kosha-dev/.well-known/jwks.json"
-        );
-        assert_eq!(doc["token_endpoint"], "http://127.0.0.1:9999/oauth2/token");
-        assert_eq!(
-            doc["id_token_signing_alg_values_supported"],
-            serde_json::json!(["RS256"])
-        );
-        assert_eq!(
-            doc["token_endpoint_auth_methods_supported"],
-            serde_json::json!(["client_secret_basic", "client_secret_post"])
-        );
-        // Cognito serves no RFC 8414 document; neither does this issuer.
-        let (status, _, _) = send(
-            &f.issuer,
-            get("/.well-known/oauth-authorization-server/kosha-dev"),
-        )
-        .await;
-        assert_eq!(status, StatusCode::NOT_FOUND);
-    }
-
-    #[tokio::test]
-    async fn jwks_is_the_key_file_and_its_absence_is_503() {
-        let f = fixture("jwks");
-        let (status, _, body) = send(&f.issuer, get("/kosha-dev/.well-known/jwks.json")).await;
-        assert_eq!(status, StatusCode::OK);
-        assert_eq!(String::from_utf8(body).unwrap(), f.keys.jwks_json);
-        std::fs::remove_file(f.dir.join(dev::JWKS_FILE)).unwrap();
-        let (status, _, _) = send(&f.issuer, get("/kosha-dev/.well-known/jwks.json")).await;
-        assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE);
-    }
-
-    #[tokio::test]
-    async fn a_token_is_a_cognito_machine_token_the_verifier_accepts() {
-        let f = fixture("token");
-        let (status, headers, body) = send(
-            &f.issuer,
-            token_request(
-                "m2m-agent",
-                "sa",
-                "grant_type=client_credentials&scope=kosha/agent+kosha/operator",
-            ),
-        )
-        .await;
-        assert_eq!(status, StatusCode::OK, "{}", String::from_utf8_lossy(&body));
-        assert_eq!(headers[header::CACHE_CONTROL], "no-store");
-        let answer: serde_json::Value = serde_json::from_slice(&body).unwrap();
-        assert_eq!(answer["token_type"], "Bearer");
-        assert_eq!(answer["expires_in"], 600);
-        let token = answer["access_token"].as_str().unwrap();
-
-        let jwks_url = format!("file://{}", f.dir.join(dev::JWKS_FILE).display());
-        let config = kosha_auth::VerifierConfig::new(
-            f.issuer.issuer(),
-            Some(&jwks_url),
-            ["m2m-agent"],
-            None,
-        )
-        .unwrap();
-        let verifier =
-            kosha_auth::Verifier::new(config, kosha_runtime::tls::http_client().unwrap());
-        let principal = verifier
-            .verify(Some(&format!("Bearer {token}")))
-            .await
-            .unwrap();
-        assert_eq!(principal.client_id, "m2m-agent");
-        assert_eq!(principal.roles, vec![kosha_auth::Role::Agent]);
-        assert_eq!(principal.scopes, vec!["kosha/agent".to_owned()]);
-
-        // The claims Cognito puts in a client-credentials token, and no groups.
-        let payload = token.split('.').nth(1).unwrap();
-        let claims: serde_json::Value = serde_json::from_slice(
-            &base64::engine::general_purpose::URL_SAFE_NO_PAD
-                .decode(payload)
-                .unwrap(),
-        )
-        .unwrap();
-        assert_eq!(claims["token_use"], "access");
-        assert_eq!(claims["sub"], "m2m-agent");
-        assert_eq!(claims["iss"], "http://127.0.0.1:9999/kosha-dev");
-        assert!(claims.get("cognito:groups").is_none());
-    }
-
-    #[tokio::test]
-    async fn refusals_are_oauth_errors() {
-        let f = fixture("refusals");
-        let (status, headers, body) = send(
-            &f.issuer,
-            token_request("m2m-agent", "wrong", "grant_type=client_credentials"),
-        )
-        .await;
-        assert_eq!(status, StatusCode::UNAUTHORIZED);
-        assert!(headers.contains_key(header::WWW_AUTHENTICATE));
-        let answer: serde_json::Value = serde_json::from_slice(&body).unwrap();
-        assert_eq!(answer["error"], "invalid_client");
-
-        let (status, _, body) = send(
-            &f.issuer,
-            token_request(
-                "m2m-ops",
-                "so",
-                "grant_type=client_credentials&scope=kosha/agent",
-            ),
-        )
-        .await;
-        assert_eq!(status, StatusCode::BAD_REQUEST);
-        let answer: serde_json::Value = serde_json::from_slice(&body).unwrap();
-        assert_eq!(answer["error"], "invalid_scope");
-
-        let big = format!(
-            "grant_type=client_credentials&x={}",
-            "a".repeat(MAX_BODY_BYTES)
-        );
-        let (status, _, _) = send(&f.issuer, token_request("m2m-ops", "so", &big)).await;
-        assert_eq!(status, StatusCode::PAYLOAD_TOO_LARGE);
-    }
-
-    #[test]
-    fn issuer_urls_are_checked() {
-        let keys = dev::generate().unwrap();
-        let make = |url: &str, ttl: u64| {
-            Issuer::new(
-                url,
-                keys.private_pem.clone(),
-                PathBuf::from("/nonexistent"),
-                Clients::parse(CLIENTS).unwrap(),
-                Duration::from_secs(ttl),
-            )
-        };
-        assert_eq!(
-            make("http://127.0.0.1:1/p", 1).unwrap().issuer(),
-            "http://127.0.0.1:1/p"
-        );
-        for bad in ["ftp://x/p", "http://x/p?q=1", "not a url"] {
-            assert!(make(bad, 1).is_err(), "{bad}");
-        }
-        assert!(make("http://127.0.0.1:1/p", 0).is_err());
-    }
-}
+mod tests;
