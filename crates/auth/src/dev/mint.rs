@@ -68,7 +68,8 @@ impl MintClaims {
     ///
     /// ```
     /// use kosha_auth::{Role, dev::MintClaims};
-    /// let claims = MintClaims::user("https://idp.example/p", "app", "u-1", "alice", &[Role::Agent]);
+    /// let issuer = "https://idp.example/p";
+    /// let claims = MintClaims::user(issuer, "app", "u-1", "alice", &[Role::Agent]);
     /// let json = claims.to_json(1_700_000_000).unwrap();
     /// assert_eq!((json["sub"].as_str(), json["username"].as_str()), (Some("u-1"), Some("alice")));
     /// assert_eq!(json["cognito:groups"], serde_json::json!(["agent"]));

@@ -1,7 +1,7 @@
 //! The local issuer's login page (issue 44, SPEC §5): `GET /oauth2/authorize` checks the
 //! authorization request (`super::authorize`) and answers a plain HTML page listing the dev
 //! users, one button each; the form posts the request's parameters and the chosen `username`
-//! to `POST /login`, which checks them again, issues a code and redirects (302) to the
+//! to `POST /login`, which checks them again, issues a code and redirects (303 See Other) to the
 //! client's loopback `redirect_uri` with `code` and `state`. A request that cannot be trusted
 //! is a 400 page; any other refusal is a redirect carrying `error` (RFC 6749 §4.1.2.1).
 

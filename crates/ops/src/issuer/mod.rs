@@ -72,8 +72,9 @@ pub struct Issuer {
 
 impl Issuer {
     /// An issuer at `issuer` (an absolute http(s) URL on a loopback host, without query or
-    /// fragment; a trailing `/` is dropped), signing with `key_pem` (the dev key; its `kid` is derived), serving the
-    /// key set in `jwks_path`, for `clients`, tokens valid `ttl` (whole seconds, ≥ 1).
+    /// fragment; a trailing `/` is dropped), signing with `key_pem` (the dev key; its `kid` is
+    /// derived), serving the key set in `jwks_path`, for `clients`, tokens valid `ttl` (whole
+    /// seconds, ≥ 1).
     pub fn new(
         issuer: &str,
         key_pem: String,

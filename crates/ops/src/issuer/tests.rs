@@ -53,6 +53,13 @@ async fn send(
     (status, headers, body)
 }
 
+/// The JSON body of `GET uri`, which must answer 200.
+async fn json_ok(issuer: &Arc<Issuer>, uri: &str) -> serde_json::Value {
+    let (status, _, body) = send(issuer, get(uri)).await;
+    assert_eq!(status, StatusCode::OK, "{uri}");
+    serde_json::from_slice(&body).unwrap()
+}
+
 fn get(uri: &str) -> http::Request<String> {
     http::Request::get(uri).body(String::new()).unwrap()
 }
@@ -69,13 +76,7 @@ fn token_request(id: &str, secret: &str, body: &str) -> http::Request<String> {
 #[tokio::test]
 async fn discovery_names_the_issuer_jwks_and_token_endpoint() {
     let f = fixture("discovery");
-    let (status, _, body) = send(
-        &f.issuer,
-        get("/kosha-dev/.well-known/openid-configuration"),
-    )
-    .await;
-    assert_eq!(status, StatusCode::OK);
-    let doc: serde_json::Value = serde_json::from_slice(&body).unwrap();
+    let doc = json_ok(&f.issuer, "/kosha-dev/.well-known/openid-configuration").await;
     assert_eq!(doc["issuer"], "http://127.0.0.1:9999/kosha-dev");
     assert_eq!(
         doc["jwks_uri"],
@@ -91,13 +92,11 @@ async fn discovery_names_the_issuer_jwks_and_token_endpoint() {
         serde_json::json!(["client_secret_basic", "client_secret_post", "none"])
     );
     // Issue 44: the RFC 8414 document MCP clients try first, with the grants and PKCE.
-    let (status, _, body) = send(
+    let rfc8414 = json_ok(
         &f.issuer,
-        get("/.well-known/oauth-authorization-server/kosha-dev"),
+        "/.well-known/oauth-authorization-server/kosha-dev",
     )
     .await;
-    assert_eq!(status, StatusCode::OK);
-    let rfc8414: serde_json::Value = serde_json::from_slice(&body).unwrap();
     assert_eq!(rfc8414["issuer"], doc["issuer"]);
     assert_eq!(
         rfc8414["grant_types_supported"],

@@ -7,7 +7,7 @@
 //! | variant | status | code | `Retry-After` |
 //! |---|---|---|---|
 //! | `HostNotAllowed`, `OriginNotAllowed` | 403 | −32003 | |
-//! | `Auth` | 401 / 403 (+ `WWW-Authenticate`, but for a user without a usable group) | −32001 / −32003 | |
+//! | `Auth` | 401 / 403 (+ `WWW-Authenticate`; none for a groupless user) | −32001 / −32003 | |
 //! | `BodyTooLarge` | 413 | −32600 | |
 //! | `BodyTimeout` | 408 | −32600 | |
 //! | `BodyUnreadable` | 400 | −32600 | |
