@@ -53,6 +53,18 @@ async fn send(
     (status, headers, body)
 }
 
+/// The principal the gateway's verifier makes of `token`, accepting `client_id`.
+async fn verified(f: &Fixture, client_id: &str, token: &str) -> kosha_auth::Principal {
+    let jwks_url = format!("file://{}", f.dir.join(dev::JWKS_FILE).display());
+    let config =
+        kosha_auth::VerifierConfig::new(f.issuer.issuer(), Some(&jwks_url), [client_id], None)
+            .unwrap();
+    kosha_auth::Verifier::new(config, kosha_runtime::tls::http_client().unwrap())
+        .verify(Some(&format!("Bearer {token}")))
+        .await
+        .unwrap()
+}
+
 /// The JSON body of `GET uri`, which must answer 200.
 async fn json_ok(issuer: &Arc<Issuer>, uri: &str) -> serde_json::Value {
     let (status, _, body) = send(issuer, get(uri)).await;
@@ -192,15 +204,7 @@ async fn a_token_is_a_cognito_machine_token_the_verifier_accepts() {
     assert_eq!(answer["scope"], "kosha/agent");
     let token = answer["access_token"].as_str().unwrap();
 
-    let jwks_url = format!("file://{}", f.dir.join(dev::JWKS_FILE).display());
-    let config =
-        kosha_auth::VerifierConfig::new(f.issuer.issuer(), Some(&jwks_url), ["m2m-agent"], None)
-            .unwrap();
-    let verifier = kosha_auth::Verifier::new(config, kosha_runtime::tls::http_client().unwrap());
-    let principal = verifier
-        .verify(Some(&format!("Bearer {token}")))
-        .await
-        .unwrap();
+    let principal = verified(&f, "m2m-agent", token).await;
     assert_eq!(principal.client_id, "m2m-agent");
     assert_eq!(principal.roles, vec![kosha_auth::Role::Agent]);
     assert_eq!(principal.scopes, vec!["kosha/agent".to_owned()]);
@@ -361,19 +365,7 @@ async fn a_login_with_pkce_gives_the_users_token_once() {
     assert_eq!(answer["scope"], "openid kosha/agent");
     let token = answer["access_token"].as_str().unwrap();
 
-    let jwks_url = format!("file://{}", f.dir.join(dev::JWKS_FILE).display());
-    let config = kosha_auth::VerifierConfig::new(
-        f.issuer.issuer(),
-        Some(&jwks_url),
-        ["kosha-dev-mcp"],
-        None,
-    )
-    .unwrap();
-    let verifier = kosha_auth::Verifier::new(config, kosha_runtime::tls::http_client().unwrap());
-    let principal = verifier
-        .verify(Some(&format!("Bearer {token}")))
-        .await
-        .unwrap();
+    let principal = verified(&f, "kosha-dev-mcp", token).await;
     // The tester's groups give both roles, whatever the scope asked for.
     assert_eq!(
         principal.roles,
