@@ -439,9 +439,10 @@ stack_prepare() {
   STACK_DB_URL="$db_url"; STACK_BOOTSTRAP="$bootstrap"
   GATEWAY_ENV=(
     # No KOSHA_JWKS_URL: the default, <issuer>/.well-known/jwks.json, is the local issuer's,
-    # as a deployed gateway's is the pool's.
+    # as a deployed gateway's is the pool's. kosha-dev-mcp is the issuer's public client, for
+    # people logging in through an MCP client (authorization code + PKCE, issue 44).
     KOSHA_JWT_ISSUER="$issuer"
-    KOSHA_ALLOWED_CLIENT_IDS="kosha-dev-agent,kosha-dev-operator,kosha-dev-tester,kosha-e2e-limited,kosha-e2e-drained,kosha-e2e-drained-ts,kosha-e2e-drained-ts2,$STACK_M2M_IDS"
+    KOSHA_ALLOWED_CLIENT_IDS="kosha-dev-agent,kosha-dev-operator,kosha-dev-tester,kosha-dev-mcp,kosha-e2e-limited,kosha-e2e-drained,kosha-e2e-drained-ts,kosha-e2e-drained-ts2,$STACK_M2M_IDS"
     # Testers' signed chaos headers are honoured locally; the template keeps it off (SPEC §9).
     CHAOS_ENABLED=true
     # SPEC §2: a browser client on this machine (the MCP Inspector) may connect.

@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import base64
+import json
 import subprocess
+import time
 
 import httpx
 import pytest
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import padding
 from mcp.shared.exceptions import MCPError
 
 from kosha_client import session
@@ -43,6 +48,39 @@ def test_missing_token_is_401_with_resource_metadata(gateway_url):
     assert challenge.startswith("Bearer resource_metadata=")
     assert "/.well-known/oauth-protected-resource" in challenge
     assert "error=" not in challenge
+
+
+def test_every_401_names_the_agent_scope_and_echoes_the_id(gateway_url):
+    for token in (None, "not.a.jwt"):
+        r = post(gateway_url, token=token)
+        assert r.status_code == 401
+        assert 'scope="kosha/agent"' in r.headers["www-authenticate"]
+        assert r.json()["id"] == INIT["id"]
+
+
+def test_a_user_without_a_usable_group_gets_a_plain_403(gateway_url, stack):
+    token = mint(stack, "--role", "agent", "--client-id", "kosha-dev-agent")
+    assert post(gateway_url, token=token).status_code == 200
+    r = post(gateway_url, token=mint_groupless(stack))
+    assert r.status_code == 403
+    assert "www-authenticate" not in r.headers
+    assert r.json()["id"] == INIT["id"]
+
+
+def mint_groupless(stack: dict[str, str]) -> str:
+    """A user's token in no group (`kosha-ops token mint` needs a role), signed with the dev key."""
+    with open(stack["KOSHA_DEV_SIGNING_KEY"], "rb") as f:
+        key = serialization.load_pem_private_key(f.read(), password=None)
+    jwks = json.loads(httpx.get(stack["KOSHA_JWT_ISSUER"] + "/.well-known/jwks.json", timeout=5).text)
+    now = int(time.time())
+    claims = {"sub": "u-none", "username": "u-none", "client_id": "kosha-dev-agent", "iss": stack["KOSHA_JWT_ISSUER"],
+              "token_use": "access", "scope": "openid kosha/agent kosha/operator", "iat": now, "exp": now + 600}
+    def b64(raw: bytes) -> str:
+        return base64.urlsafe_b64encode(raw).rstrip(b"=").decode()
+
+    signing = b64(json.dumps({"alg": "RS256", "kid": jwks["keys"][0]["kid"]}).encode()) + "." + b64(json.dumps(claims).encode())
+    signature = key.sign(signing.encode(), padding.PKCS1v15(), hashes.SHA256())
+    return signing + "." + b64(signature)
 
 
 def test_bad_token_is_401_invalid_token(gateway_url):

@@ -122,10 +122,16 @@ def test_the_token_endpoint_refuses_as_cognito_does(stack):
     wrong = client_credentials(endpoint, agent, secret + "x")
     assert wrong.status_code == 401 and wrong.json()["error"] == "invalid_client"
     assert secret not in wrong.text
-    # A scope the client may not have is left out; nothing left is invalid_scope.
-    partial = client_credentials(endpoint, agent, secret, "kosha/agent kosha/operator")
-    assert partial.status_code == 200 and claims(partial.json()["access_token"])["scope"] == "kosha/agent"
-    refused = client_credentials(endpoint, agent, secret, "kosha/operator")
-    assert refused.status_code == 400 and refused.json()["error"] == "invalid_scope"
+    # A scope the client may not have is invalid_scope, with the others or alone (issue 44).
+    granted = client_credentials(endpoint, agent, secret, "kosha/agent")
+    assert granted.status_code == 200 and granted.json()["scope"] == "kosha/agent"
+    for scope in ("kosha/agent kosha/operator", "kosha/operator"):
+        refused = client_credentials(endpoint, agent, secret, scope)
+        assert refused.status_code == 400 and refused.json()["error"] == "invalid_scope"
+    # Basic as one client naming another in the body is refused (issue 44).
+    other = stack["KOSHA_M2M_OPERATOR_CLIENT_ID"]
+    mixed = httpx.post(endpoint, data={"grant_type": "client_credentials", "client_id": other},
+                       auth=(agent, secret), timeout=10)
+    assert mixed.status_code == 400 and mixed.json()["error"] == "invalid_request"
     grant = httpx.post(endpoint, data={"grant_type": "password"}, auth=(agent, secret), timeout=10)
     assert grant.status_code == 400 and grant.json()["error"] == "unsupported_grant_type"

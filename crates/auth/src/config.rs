@@ -132,6 +132,12 @@ impl VerifierConfig {
             .collect()
     }
 
+    /// The scope a 401 or an `insufficient_scope` 403 tells a client to ask for (SPEC §5): the
+    /// one that grants the agent role, `<prefix>/agent`, which the data tools need.
+    pub fn challenge_scope(&self) -> String {
+        Role::Agent.scope(&self.scope_prefix)
+    }
+
     /// Reads the variables in the module table through `lookup` (e.g.
     /// `|k| std::env::var(k).ok()`); `KOSHA_ALLOWED_CLIENT_IDS` is a comma list.
     pub fn from_lookup(lookup: impl Fn(&str) -> Option<String>) -> Result<Self, ConfigError> {
@@ -271,6 +277,7 @@ mod tests {
         let config = VerifierConfig::new(POOL, None, ["a"], None).unwrap();
         assert_eq!(config.scope_prefix, "kosha");
         assert_eq!(config.role_scopes(), ["kosha/agent", "kosha/operator"]);
+        assert_eq!(config.challenge_scope(), "kosha/agent");
         let config = config
             .with_scope_prefix(" https://api.example.com ")
             .unwrap();

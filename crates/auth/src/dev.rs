@@ -19,7 +19,7 @@ use base64::Engine;
 use jsonwebtoken::jwk::{Jwk, KeyAlgorithm, PublicKeyUse, ThumbprintHash};
 use jsonwebtoken::{Algorithm, EncodingKey};
 
-pub use mint::{DEFAULT_SCOPE, MintClaims, mint, sign_claims};
+pub use mint::{MintClaims, mint, sign_claims, user_scope};
 
 /// File name of the private key written by [`write_key_files`].
 pub const PRIVATE_KEY_FILE: &str = "dev-signing-key.pem";

@@ -1,6 +1,6 @@
 //! Errors of this crate and how the HTTP edge answers them (SPEC §5, RFC 6750 §3, RFC 9728 §5.1).
 //!
-//! [`AuthError`] has exactly three outcomes a caller must tell apart:
+//! [`AuthError`] has exactly four outcomes a caller must tell apart:
 //! - [`AuthError::Missing`]: no credentials at all (no `Authorization` header, or a scheme other
 //!   than `Bearer`). 401, `WWW-Authenticate` without an `error` parameter (RFC 6750 §3.1: "the
 //!   resource server SHOULD NOT include an error code" when the request lacks authentication).
@@ -9,8 +9,14 @@
 //!   wrong `token_use`, client not allowed, JWKS unavailable). 401 with `error="invalid_token"`.
 //!   The detailed reason is logged at debug level only, never returned: a client learns nothing
 //!   about why a signature failed.
-//! - [`AuthError::NoRole`]: the token is valid but carries no role this service knows. 403, with
-//!   `error="insufficient_scope"` (RFC 6750 §3.1; MCP authorization, scope challenge).
+//! - [`AuthError::InsufficientScope`]: a valid machine client's token (client-credentials
+//!   grant) whose scopes grant no role. 403 with `error="insufficient_scope"` and the scope that
+//!   would (RFC 6750 §3.1; MCP 2025-11-25, "Scope Challenge Handling").
+//! - [`AuthError::NoRole`]: a valid token of a user without a usable group (or a token of no
+//!   known kind). A plain 403: its roles come from groups, so no scope would help it.
+//!
+//! Every 401 challenge names the scope a data-tool client needs (`scope="<prefix>/agent"`),
+//! so a client asks for that one rather than every scope the metadata lists (SPEC §5).
 //!
 //! No variant carries the token or any part of it, so `Display`/`Debug` are safe to log.
 
@@ -25,18 +31,33 @@ pub enum AuthError {
     /// A bearer token was sent but rejected: 401 with `error="invalid_token"`.
     #[error("invalid_token")]
     InvalidToken,
-    /// A valid token without a usable role (neither `cognito:groups` `agent`/`operator` nor a
-    /// scope `<prefix>/agent`/`<prefix>/operator`): 403.
+    /// A valid machine client's token whose scopes name neither `<prefix>/agent` nor
+    /// `<prefix>/operator`: 403 with `error="insufficient_scope"` and the scope to ask for.
+    #[error("insufficient_scope")]
+    InsufficientScope,
+    /// A valid user's token without the group `agent` or `operator`, or a token that is
+    /// neither a user's nor a machine client's: a plain 403, without a challenge.
     #[error("no usable role")]
     NoRole,
 }
 
 impl AuthError {
-    /// The HTTP status to answer with (SPEC §5): 401, 401, 403.
+    /// The HTTP status to answer with (SPEC §5): 401, 401, 403, 403.
     pub fn status(&self) -> StatusCode {
         match self {
             AuthError::Missing | AuthError::InvalidToken => StatusCode::UNAUTHORIZED,
-            AuthError::NoRole => StatusCode::FORBIDDEN,
+            AuthError::InsufficientScope | AuthError::NoRole => StatusCode::FORBIDDEN,
+        }
+    }
+
+    /// A stable name for logs and audit events: `missing`, `invalid_token`,
+    /// `insufficient_scope`, `no_role`.
+    pub fn reason(&self) -> &'static str {
+        match self {
+            AuthError::Missing => "missing",
+            AuthError::InvalidToken => "invalid_token",
+            AuthError::InsufficientScope => "insufficient_scope",
+            AuthError::NoRole => "no_role",
         }
     }
 }
@@ -45,25 +66,34 @@ impl AuthError {
 /// metadata document (RFC 9728 §5.1, MCP authorization "Authorization Server Location").
 ///
 /// `resource_metadata_url` is the absolute URL of `/.well-known/oauth-protected-resource`
-/// (see [`resource_metadata_url`]). Shapes:
-/// - `Missing`: `Bearer resource_metadata="<url>"`
-/// - `InvalidToken`: `Bearer resource_metadata="<url>", error="invalid_token"`
-/// - `NoRole`: `Bearer resource_metadata="<url>", error="insufficient_scope"`
+/// (see [`resource_metadata_url`]); `scope` is the scope a client should ask for, the one that
+/// grants the agent role (`crate::VerifierConfig::challenge_scope`). Shapes (SPEC §5):
+/// - `Missing`: `Bearer resource_metadata="<url>", scope="<scope>"`
+/// - `InvalidToken`: `Bearer resource_metadata="<url>", scope="<scope>", error="invalid_token"`
+/// - `InsufficientScope`: `Bearer error="insufficient_scope", scope="<scope>",
+///   resource_metadata="<url>"` (the order of MCP 2025-11-25's scope challenge)
+/// - `NoRole`: `None`, a plain 403.
 ///
-/// Returns `Some` for every current variant; the `Option` leaves room for outcomes that must
-/// not send a challenge. A `"` or `\` in the URL is escaped as a quoted-pair (RFC 9110 §5.6.4).
-pub fn www_authenticate(resource_metadata_url: &str, error: &AuthError) -> Option<String> {
+/// A `"` or `\` in a value is escaped as a quoted-pair (RFC 9110 §5.6.4).
+pub fn www_authenticate(
+    resource_metadata_url: &str,
+    scope: &str,
+    error: &AuthError,
+) -> Option<String> {
     let url = quote(resource_metadata_url);
-    let value = match error {
-        AuthError::Missing => format!("Bearer resource_metadata=\"{url}\""),
-        AuthError::InvalidToken => {
-            format!("Bearer resource_metadata=\"{url}\", error=\"invalid_token\"")
-        }
-        AuthError::NoRole => {
-            format!("Bearer resource_metadata=\"{url}\", error=\"insufficient_scope\"")
-        }
-    };
-    Some(value)
+    let scope = quote(scope);
+    match error {
+        AuthError::Missing => Some(format!(
+            "Bearer resource_metadata=\"{url}\", scope=\"{scope}\""
+        )),
+        AuthError::InvalidToken => Some(format!(
+            "Bearer resource_metadata=\"{url}\", scope=\"{scope}\", error=\"invalid_token\""
+        )),
+        AuthError::InsufficientScope => Some(format!(
+            "Bearer error=\"insufficient_scope\", scope=\"{scope}\", resource_metadata=\"{url}\""
+        )),
+        AuthError::NoRole => None,
+    }
 }
 
 /// `<base>/.well-known/oauth-protected-resource` for a public base URL such as
@@ -109,34 +139,57 @@ mod tests {
     const URL: &str = "https://kosha.example.com/.well-known/oauth-protected-resource";
 
     #[test]
-    fn missing_challenge_has_no_error_code() {
+    fn missing_challenge_has_no_error_code_and_names_the_scope() {
         assert_eq!(
-            www_authenticate(URL, &AuthError::Missing).as_deref(),
+            www_authenticate(URL, "kosha/agent", &AuthError::Missing).as_deref(),
             Some(
-                "Bearer resource_metadata=\"https://kosha.example.com/.well-known/oauth-protected-resource\""
+                "Bearer resource_metadata=\"https://kosha.example.com/.well-known/oauth-protected-resource\", scope=\"kosha/agent\""
             )
         );
         assert_eq!(AuthError::Missing.status(), StatusCode::UNAUTHORIZED);
     }
 
     #[test]
-    fn invalid_token_challenge_names_the_error() {
-        let value = www_authenticate(URL, &AuthError::InvalidToken).unwrap_or_default();
-        assert!(value.ends_with(", error=\"invalid_token\""), "{value}");
+    fn invalid_token_challenge_names_the_error_and_the_scope() {
+        let value =
+            www_authenticate(URL, "kosha/agent", &AuthError::InvalidToken).unwrap_or_default();
+        assert!(
+            value.ends_with(", scope=\"kosha/agent\", error=\"invalid_token\""),
+            "{value}"
+        );
         assert_eq!(AuthError::InvalidToken.status(), StatusCode::UNAUTHORIZED);
     }
 
     #[test]
-    fn no_role_is_forbidden_with_insufficient_scope() {
-        let value = www_authenticate(URL, &AuthError::NoRole).unwrap_or_default();
-        assert!(value.ends_with(", error=\"insufficient_scope\""), "{value}");
+    fn insufficient_scope_is_forbidden_with_the_scope_that_would_do() {
+        let value =
+            www_authenticate(URL, "kosha/agent", &AuthError::InsufficientScope).unwrap_or_default();
+        assert_eq!(
+            value,
+            format!(
+                "Bearer error=\"insufficient_scope\", scope=\"kosha/agent\", resource_metadata=\"{URL}\""
+            )
+        );
+        assert_eq!(AuthError::InsufficientScope.status(), StatusCode::FORBIDDEN);
+    }
+
+    #[test]
+    fn no_role_is_a_plain_forbidden() {
+        assert_eq!(
+            www_authenticate(URL, "kosha/agent", &AuthError::NoRole),
+            None
+        );
         assert_eq!(AuthError::NoRole.status(), StatusCode::FORBIDDEN);
     }
 
     #[test]
     fn quotes_are_escaped() {
-        let value = www_authenticate("https://x/\"a\\", &AuthError::Missing).unwrap_or_default();
-        assert_eq!(value, "Bearer resource_metadata=\"https://x/\\\"a\\\\\"");
+        let value =
+            www_authenticate("https://x/\"a\\", "s", &AuthError::Missing).unwrap_or_default();
+        assert_eq!(
+            value,
+            "Bearer resource_metadata=\"https://x/\\\"a\\\\\", scope=\"s\""
+        );
     }
 
     #[test]

@@ -27,5 +27,5 @@ pub use config::{
 pub use error::{AuthError, ConfigError, resource_metadata_url, www_authenticate};
 pub use kosha_contract::bearer::MAX_TOKEN_BYTES;
 pub use metadata::ProtectedResourceMetadata;
-pub use principal::{DEFAULT_SCOPE_PREFIX, Principal, Role};
+pub use principal::{Caller, DEFAULT_SCOPE_PREFIX, Principal, Role};
 pub use verifier::Verifier;

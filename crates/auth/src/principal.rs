@@ -1,15 +1,20 @@
 //! The authenticated caller: [`Principal`] and its [`Role`]s (SPEC §5).
 //!
-//! Roles come from two claims, and a token may use either or both (the roles are their union):
-//! - `cognito:groups` (user-pool users): the group `agent` is [`Role::Agent`], the group
-//!   `operator` is [`Role::Operator`];
-//! - `scope` (machine clients of the client-credentials grant, whose Cognito access tokens carry
-//!   no groups): the resource-server scopes `<prefix>/agent` and `<prefix>/operator`, where the
-//!   prefix is `KOSHA_SCOPE_PREFIX` (default [`DEFAULT_SCOPE_PREFIX`], the resource server's
-//!   identifier).
+//! Roles come from one claim, chosen by the kind of token ([`Caller`]), never from both
+//! (ARCHITECTURE pitfall 28: a user-pool app client lets every user request every scope it
+//! allows, so a scope in a user's token says nothing about the user):
+//! - a user's token (it has `username`, as every Cognito user access token does): its
+//!   `cognito:groups` alone; the group `agent` is [`Role::Agent`], `operator` is
+//!   [`Role::Operator`];
+//! - a machine client's token of the client-credentials grant (no `username`, `sub` equal to
+//!   `client_id`, no groups in Cognito's): its `scope` alone; the resource-server scopes
+//!   `<prefix>/agent` and `<prefix>/operator`, where the prefix is `KOSHA_SCOPE_PREFIX`
+//!   (default [`DEFAULT_SCOPE_PREFIX`], the resource server's identifier);
+//! - any other token (no `username`, `sub` not its `client_id`) is neither, and has no role.
 //!
 //! Names are case-sensitive, as in Cognito; any other group or scope is ignored. A principal has
-//! one or both roles, never none (a token without a usable role is [`crate::AuthError::NoRole`]).
+//! one or both roles, never none (a token without a usable role is refused: a user's is
+//! [`crate::AuthError::NoRole`], a machine client's [`crate::AuthError::InsufficientScope`]).
 
 /// The resource-server identifier whose scopes grant roles when `KOSHA_SCOPE_PREFIX` is unset
 /// (SPEC §5): tokens with scope `kosha/agent` or `kosha/operator`.
@@ -46,7 +51,22 @@ impl Role {
 
     /// The known roles among `groups`, sorted and without duplicates.
     pub fn from_groups<'a>(groups: impl IntoIterator<Item = &'a str>) -> Vec<Role> {
-        Role::from_claims(groups, std::iter::empty(), DEFAULT_SCOPE_PREFIX)
+        sorted(groups.into_iter().filter_map(Role::from_group))
+    }
+
+    /// The roles `scopes` grant under `prefix`, sorted and without duplicates.
+    ///
+    /// ```
+    /// use kosha_auth::Role;
+    /// let roles = Role::from_scopes(["kosha/operator", "openid", "kosha/agent"], "kosha");
+    /// assert_eq!(roles, vec![Role::Agent, Role::Operator]);
+    /// ```
+    pub fn from_scopes<'a>(scopes: impl IntoIterator<Item = &'a str>, prefix: &str) -> Vec<Role> {
+        sorted(
+            scopes
+                .into_iter()
+                .filter_map(|s| Role::from_scope(s, prefix)),
+        )
     }
 
     /// The scope that grants this role under `prefix`: `<prefix>/agent` or `<prefix>/operator`.
@@ -66,31 +86,63 @@ impl Role {
         Role::from_group(name)
     }
 
-    /// The roles of a token: those its `groups` name and those its `scopes` grant under
-    /// `prefix`, sorted and without duplicates (SPEC §5).
+    /// The roles of a token of kind `caller`: a user's from its `groups` only, a machine
+    /// client's from its `scopes` under `prefix` only, none for [`Caller::Other`] (SPEC §5).
     ///
     /// ```
-    /// use kosha_auth::Role;
-    /// let roles = Role::from_claims(["agent"], ["kosha/operator", "kosha/mcp"], "kosha");
-    /// assert_eq!(roles, vec![Role::Agent, Role::Operator]);
+    /// use kosha_auth::{Caller, Role};
+    /// // A user in the group `agent` who asked for the operator scope is an agent only.
+    /// let roles = Role::of(Caller::User, ["agent"], ["kosha/operator"], "kosha");
+    /// assert_eq!(roles, vec![Role::Agent]);
     /// ```
-    pub fn from_claims<'a, 'b>(
+    pub fn of<'a, 'b>(
+        caller: Caller,
         groups: impl IntoIterator<Item = &'a str>,
         scopes: impl IntoIterator<Item = &'b str>,
         prefix: &str,
     ) -> Vec<Role> {
-        let mut roles: Vec<Role> = groups
-            .into_iter()
-            .filter_map(Role::from_group)
-            .chain(
-                scopes
-                    .into_iter()
-                    .filter_map(|s| Role::from_scope(s, prefix)),
-            )
-            .collect();
-        roles.sort_unstable();
-        roles.dedup();
-        roles
+        match caller {
+            Caller::User => Role::from_groups(groups),
+            Caller::Client => Role::from_scopes(scopes, prefix),
+            Caller::Other => Vec::new(),
+        }
+    }
+}
+
+fn sorted(roles: impl Iterator<Item = Role>) -> Vec<Role> {
+    let mut roles: Vec<Role> = roles.collect();
+    roles.sort_unstable();
+    roles.dedup();
+    roles
+}
+
+/// The kind of a verified access token, which says where its roles come from (SPEC §5).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Caller {
+    /// A user-pool user's token: it has `username`. Roles from `cognito:groups`.
+    User,
+    /// A machine client's token of the client-credentials grant: no `username`, and `sub` is
+    /// the `client_id`. Roles from `scope`.
+    Client,
+    /// Neither (no `username`, `sub` another than `client_id`): no role.
+    Other,
+}
+
+impl Caller {
+    /// The kind of a token with these claims.
+    ///
+    /// ```
+    /// use kosha_auth::Caller;
+    /// assert_eq!(Caller::of(Some("alice"), "c1", "uuid-1"), Caller::User);
+    /// assert_eq!(Caller::of(None, "c1", "c1"), Caller::Client);
+    /// assert_eq!(Caller::of(None, "c1", "uuid-1"), Caller::Other);
+    /// ```
+    pub fn of(username: Option<&str>, client_id: &str, sub: &str) -> Caller {
+        match username {
+            Some(_) => Caller::User,
+            None if sub == client_id => Caller::Client,
+            None => Caller::Other,
+        }
     }
 }
 
@@ -143,21 +195,13 @@ mod tests {
 
     #[test]
     fn scopes_under_the_prefix_map_to_roles() {
-        let roles = Role::from_claims(std::iter::empty(), ["kosha/agent"], "kosha");
+        let roles = Role::from_scopes(["kosha/agent"], "kosha");
         assert_eq!(roles, vec![Role::Agent]);
-        let roles = Role::from_claims(
-            std::iter::empty(),
-            ["kosha/operator", "kosha/agent"],
-            "kosha",
-        );
+        let roles = Role::from_scopes(["kosha/operator", "kosha/agent"], "kosha");
         assert_eq!(roles, vec![Role::Agent, Role::Operator]);
         // Another prefix, e.g. a resource server identified by a URL.
         let prefix = "https://kosha.example.com";
-        let roles = Role::from_claims(
-            std::iter::empty(),
-            ["https://kosha.example.com/operator"],
-            prefix,
-        );
+        let roles = Role::from_scopes(["https://kosha.example.com/operator"], prefix);
         assert_eq!(roles, vec![Role::Operator]);
     }
 
@@ -180,10 +224,15 @@ mod tests {
     }
 
     #[test]
-    fn groups_and_scopes_are_united() {
-        let roles = Role::from_claims(["operator"], ["kosha/operator", "kosha/agent"], "kosha");
-        assert_eq!(roles, vec![Role::Agent, Role::Operator]);
-        assert!(Role::from_claims(["admins"], ["kosha/mcp"], "kosha").is_empty());
+    fn a_user_takes_its_groups_only_and_a_client_its_scopes_only() {
+        let scopes = ["kosha/operator", "kosha/agent"];
+        let roles = Role::of(Caller::User, ["operator"], scopes, "kosha");
+        assert_eq!(roles, vec![Role::Operator]);
+        assert!(Role::of(Caller::User, ["admins"], scopes, "kosha").is_empty());
+        let roles = Role::of(Caller::Client, ["agent"], ["kosha/operator"], "kosha");
+        assert_eq!(roles, vec![Role::Operator]);
+        assert!(Role::of(Caller::Client, ["agent", "operator"], ["openid"], "kosha").is_empty());
+        assert!(Role::of(Caller::Other, ["agent"], ["kosha/agent"], "kosha").is_empty());
     }
 
     #[test]

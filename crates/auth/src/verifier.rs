@@ -9,8 +9,11 @@
 //! 5. Signature (RS256 only, the key's family must be RSA), then `iss` exactly, `exp` and
 //!    `nbf` with the configured leeway (≤ 60 s); `exp` and `iss` are required.
 //! 6. `token_use == "access"`, `client_id` in the allowed list.
-//! 7. Roles from `cognito:groups` and from the scopes `<prefix>/agent`, `<prefix>/operator`
-//!    (`KOSHA_SCOPE_PREFIX`, SPEC §5; `principal` says how); none known → [`AuthError::NoRole`].
+//! 7. Roles: a user's token (with `username`) from `cognito:groups` only, a client-credentials
+//!    token (no `username`, `sub` = `client_id`) from the scopes `<prefix>/agent`,
+//!    `<prefix>/operator` only (`KOSHA_SCOPE_PREFIX`, SPEC §5; `principal` says why); none
+//!    known → [`AuthError::InsufficientScope`] for a client-credentials token (a scope would
+//!    help it), [`AuthError::NoRole`] otherwise.
 //!
 //! A token that passed all of them is remembered until `exp` + leeway ([`crate::verified`]);
 //! the same token again gets the same principal after step 4 alone (its key must still be
@@ -30,7 +33,7 @@ use jsonwebtoken::{Algorithm, Validation};
 use crate::config::{JwksSource, VerifierConfig};
 use crate::error::AuthError;
 use crate::jwks::{CacheTiming, FileJwksFetcher, HttpJwksFetcher, JwksFetcher, KeyCache, KeyMiss};
-use crate::principal::{Principal, Role};
+use crate::principal::{Caller, Principal, Role};
 use crate::verified::{Verified, VerifiedTokens};
 use kosha_contract::bearer::{self, Extracted, Shape};
 
@@ -167,14 +170,19 @@ impl Verifier {
             .split_whitespace()
             .map(str::to_owned)
             .collect();
-        let roles = Role::from_claims(
+        let caller = Caller::of(claims.username.as_deref(), &claims.client_id, &claims.sub);
+        let roles = Role::of(
+            caller,
             claims.groups.iter().map(String::as_str),
             scopes.iter().map(String::as_str),
             &self.inner.scope_prefix,
         );
         if roles.is_empty() {
             tracing::debug!(client_id = %claims.client_id, "valid token without a usable role");
-            return Err(AuthError::NoRole);
+            return Err(match caller {
+                Caller::Client => AuthError::InsufficientScope,
+                Caller::User | Caller::Other => AuthError::NoRole,
+            });
         }
         let principal = Principal {
             client_id: claims.client_id,

@@ -26,7 +26,10 @@ async fn valid_agent_token_gives_a_principal() {
     assert_eq!(principal.client_id, CLIENT);
     assert_eq!(principal.subject, CLIENT);
     assert_eq!(principal.roles, vec![Role::Agent]);
-    assert_eq!(principal.scopes, vec!["kosha/mcp".to_owned()]);
+    assert_eq!(
+        principal.scopes,
+        vec!["openid".to_owned(), "kosha/agent".to_owned()]
+    );
 }
 
 #[tokio::test]

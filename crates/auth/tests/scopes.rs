@@ -1,6 +1,8 @@
 //! Roles from resource-server scopes (SPEC §5, issue #31): a Cognito client-credentials token
 //! carries `scope` and no `cognito:groups`; `<prefix>/agent` and `<prefix>/operator` grant
-//! the roles, a token naming neither a known group nor such a scope is 403 (`NoRole`).
+//! the roles, a machine token naming neither is 403 `insufficient_scope`. Never the union
+//! (issue 44): a user's token takes its roles from its groups alone, a machine client's from
+//! its scopes alone, each mixed token below.
 
 #![allow(clippy::unwrap_used)]
 
@@ -53,22 +55,65 @@ async fn both_scopes_give_both_roles_and_other_scopes_are_ignored() {
 }
 
 #[tokio::test]
-async fn a_scope_naming_no_role_and_no_groups_is_no_role() {
+async fn a_machine_token_whose_scopes_name_no_role_is_insufficient_scope() {
     let (verifier, _) = serving_verifier();
     for scopes in [&["kosha/mcp"][..], &["kosha/Agent", "agent"], &[]] {
         let result = verify(&verifier, &machine_token(scopes)).await;
-        assert_eq!(result, Err(AuthError::NoRole), "{scopes:?}");
-        assert_eq!(AuthError::NoRole.status(), http::StatusCode::FORBIDDEN);
+        assert_eq!(result, Err(AuthError::InsufficientScope), "{scopes:?}");
+        assert_eq!(
+            AuthError::InsufficientScope.status(),
+            http::StatusCode::FORBIDDEN
+        );
     }
 }
 
+/// The issue's case: a user in the group `agent` whose token carries `kosha/operator` (an app
+/// client lets every user ask for every scope it allows) is an agent, not an operator.
 #[tokio::test]
-async fn groups_and_scopes_add_up() {
+async fn a_user_in_the_agent_group_with_the_operator_scope_is_an_agent_only() {
     let (verifier, _) = serving_verifier();
-    let mut claims = claims(); // group agent
-    claims["scope"] = serde_json::json!("kosha/operator");
+    let mut claims = claims(); // username, group agent
+    claims["scope"] = serde_json::json!("openid kosha/operator");
     let principal = verify(&verifier, &sign(&claims)).await.unwrap();
-    assert_eq!(principal.roles, vec![Role::Agent, Role::Operator]);
+    assert_eq!(principal.roles, vec![Role::Agent]);
+}
+
+#[tokio::test]
+async fn a_user_without_a_group_gets_no_role_from_its_scopes() {
+    let (verifier, _) = serving_verifier();
+    let mut claims = claims();
+    claims.as_object_mut().unwrap().remove("cognito:groups");
+    claims["scope"] = serde_json::json!("kosha/agent kosha/operator");
+    let result = verify(&verifier, &sign(&claims)).await;
+    assert_eq!(result, Err(AuthError::NoRole));
+}
+
+#[tokio::test]
+async fn a_machine_token_with_groups_takes_its_roles_from_its_scopes_alone() {
+    let (verifier, _) = serving_verifier();
+    let mut claims = MintClaims::client_credentials(ISSUER, CLIENT, &["kosha/agent"])
+        .to_json(now())
+        .unwrap();
+    claims["cognito:groups"] = serde_json::json!(["operator"]);
+    let principal = verify(&verifier, &sign(&claims)).await.unwrap();
+    assert_eq!(principal.roles, vec![Role::Agent]);
+    claims["cognito:groups"] = serde_json::json!(["agent", "operator"]);
+    claims["scope"] = serde_json::json!("kosha/mcp");
+    let result = verify(&verifier, &sign(&claims)).await;
+    assert_eq!(result, Err(AuthError::InsufficientScope));
+}
+
+/// No `username` and a `sub` other than the `client_id`: neither a user's token nor a
+/// client-credentials one, so neither claim is trusted.
+#[tokio::test]
+async fn a_token_neither_a_users_nor_a_machines_has_no_role() {
+    let (verifier, _) = serving_verifier();
+    let mut claims = claims();
+    claims.as_object_mut().unwrap().remove("username");
+    claims["sub"] = serde_json::json!("5f1c0a52-someone");
+    claims["scope"] = serde_json::json!("kosha/agent kosha/operator");
+    let result = verify(&verifier, &sign(&claims)).await;
+    assert_eq!(result, Err(AuthError::NoRole));
 }
 
 #[tokio::test]
@@ -82,7 +127,7 @@ async fn the_prefix_is_the_configured_one() {
     assert_eq!(principal.roles, vec![Role::Operator]);
     // The default prefix's scopes mean nothing under another one.
     let result = verify(&verifier, &machine_token(&["kosha/agent"])).await;
-    assert_eq!(result, Err(AuthError::NoRole));
+    assert_eq!(result, Err(AuthError::InsufficientScope));
 }
 
 #[tokio::test]

@@ -96,6 +96,37 @@ async fn keygen_then_mint_gives_a_token_the_verifier_accepts() {
         1800
     );
 
+    // --user: the person behind the client, whose token the gateway tells by `username`.
+    let out = ops(
+        &[
+            "token",
+            "mint",
+            "--role",
+            "agent",
+            "--client-id",
+            "dev-agent",
+            "--user",
+            "user-7",
+        ],
+        &[
+            ("KOSHA_DEV_SIGNING_KEY", &key),
+            ("KOSHA_JWT_ISSUER", ISSUER),
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0));
+    let claims: serde_json::Value =
+        jsonwebtoken::dangerous::insecure_decode_claims(stdout(&out)).unwrap();
+    assert_eq!(
+        (&claims["sub"], &claims["username"], &claims["client_id"]),
+        (
+            &serde_json::json!("user-7"),
+            &serde_json::json!("user-7"),
+            &serde_json::json!("dev-agent")
+        )
+    );
+    assert_eq!(claims["cognito:groups"], serde_json::json!(["agent"]));
+    assert_eq!(claims["scope"], "openid kosha/agent");
+
     let forced = ops(
         &[
             "token",
@@ -116,6 +147,16 @@ fn bad_usage_exits_2() {
     for args in [
         &["token", "mint", "--role", "admin", "--client-id", "x"][..],
         &["token", "mint", "--client-id", "x"][..],
+        &[
+            "token",
+            "mint",
+            "--role",
+            "agent",
+            "--client-id",
+            "x",
+            "--user",
+            "a b",
+        ][..],
         &[
             "token",
             "mint",

@@ -545,25 +545,29 @@ async fn auth_and_host_refusals_use_implementation_defined_codes() {
     foreign
         .headers_mut()
         .insert("host", "evil.example".parse().unwrap());
-    for (req, status, code) in [
+    // An auth refusal echoes the request's id (SPEC §5, issue 44); the Host refusal, made
+    // before anything is read, answers `null`.
+    for (req, status, code, id) in [
         (
             post("not-a-token", list.clone()),
             StatusCode::UNAUTHORIZED,
             -32001,
+            json!(1),
         ),
         (
             post(&common::token("agent-a", &[]), list.clone()),
             StatusCode::FORBIDDEN,
             -32003,
+            json!(1),
         ),
-        (foreign, StatusCode::FORBIDDEN, -32003),
+        (foreign, StatusCode::FORBIDDEN, -32003, Value::Null),
     ] {
         let resp = app.clone().oneshot(req).await.unwrap();
         assert_eq!(resp.status(), status);
         let answer = json_body(resp).await;
         assert_eq!(
             (&answer["error"]["code"], &answer["id"]),
-            (&json!(code), &Value::Null)
+            (&json!(code), &id)
         );
     }
 }

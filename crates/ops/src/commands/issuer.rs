@@ -1,5 +1,5 @@
-//! `kosha-ops issuer serve`: the local stack's token issuer (issue #31; `crate::issuer` says
-//! what it serves). `scripts/dev up` starts it; `scripts/dev status` lists it.
+//! `kosha-ops issuer serve`: the local stack's token issuer (issues #31, 44; `crate::issuer`
+//! says what it serves: both grants, the login page of the public client `kosha-dev-mcp`). `scripts/dev up` starts it; `scripts/dev status` lists it.
 //!
 //! - `--listen ADDR` (`KOSHA_LISTEN`, how the stack starts every process): loopback only.
 //! - `--issuer URL` (`KOSHA_JWT_ISSUER`): the tokens' `iss`; its host and port must be the
@@ -27,14 +27,15 @@ use crate::issuer::{self, Issuer, clients::Clients};
 /// `kosha-ops issuer …`
 #[derive(Debug, Subcommand)]
 pub enum IssuerCommand {
-    /// Serve OpenID discovery, the key set and the client-credentials token endpoint.
+    /// Serve the metadata, the key set, the login page and the token endpoint (client
+    /// credentials; authorization code with PKCE for the public client kosha-dev-mcp).
     Serve(ServeArgs),
 }
 
 /// `kosha-ops issuer serve`
 #[derive(Debug, Args)]
 pub struct ServeArgs {
-    /// Address to listen on (loopback).
+    /// Address to listen on (loopback only; the issuer URL's host must be loopback too).
     #[arg(long, env = "KOSHA_LISTEN", default_value = "127.0.0.1:8089")]
     listen: SocketAddr,
     /// The issuer URL: the tokens' `iss`, e.g. http://127.0.0.1:8089/kosha-dev.

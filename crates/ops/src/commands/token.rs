@@ -5,8 +5,11 @@
 //!   An existing key is kept (its `jwks.json` rewritten) unless `--force`, so `scripts/dev up`
 //!   can run it every time without invalidating tokens. Prints one JSON line:
 //!   `{"kid","private_key","jwks"}`.
-//! - `mint --role agent|operator [--role …] --client-id ID [--ttl 12h]` prints the token on
-//!   stdout. Key from `--key`/`KOSHA_DEV_SIGNING_KEY` (default `.dev/dev-signing-key.pem`),
+//! - `mint --role agent|operator [--role …] --client-id ID [--user SUB] [--ttl 12h]` prints
+//!   the token on stdout: a Cognito user access token (`username`, so the gateway takes its
+//!   roles from its groups alone, SPEC §5) of the user `SUB` (`sub` and `username`; without
+//!   `--user`, the user is named after the client) signed in through the app client `ID`, in
+//!   the `--role` groups, with `scope` `openid` and those roles' scopes. Key from `--key`/`KOSHA_DEV_SIGNING_KEY` (default `.dev/dev-signing-key.pem`),
 //!   issuer from `--issuer`/`KOSHA_JWT_ISSUER` (default `http://127.0.0.1/kosha-dev`).
 //!   When `KOSHA_ALLOWED_CLIENT_IDS` is set (the gateway's comma list, SPEC §5) and does not
 //!   hold the client id, it still mints (exit 0: tests mint refused tokens on purpose) and
@@ -48,10 +51,14 @@ pub struct MintArgs {
     /// Role (Cognito group) to grant; repeat for both.
     #[arg(long = "role", value_enum, required = true)]
     roles: Vec<RoleArg>,
-    /// The app client id (`client_id`, `sub`, `username`); the gateway accepts only those in
+    /// The app client id (`client_id`); the gateway accepts only those in
     /// KOSHA_ALLOWED_CLIENT_IDS (a warning says so when it is set and does not list this one).
     #[arg(long)]
     client_id: String,
+    /// The user (`sub` and `username`): the person behind the client (SPEC §5); default the
+    /// client id.
+    #[arg(long, value_name = "SUB", value_parser = parse_user)]
+    user: Option<String>,
     /// Lifetime, e.g. 12h, 30m, 3600s (at most 30d).
     #[arg(long, default_value = "12h", value_parser = parse_ttl)]
     ttl: Duration,
@@ -117,7 +124,8 @@ fn mint(args: &MintArgs) -> Result<(), CommandError> {
     let mut roles: Vec<Role> = args.roles.iter().map(|&r| r.into()).collect();
     roles.sort_unstable();
     roles.dedup();
-    let mut claims = MintClaims::new(&args.issuer, &args.client_id, &roles);
+    let user = args.user.as_deref().unwrap_or(&args.client_id);
+    let mut claims = MintClaims::user(&args.issuer, &args.client_id, user, user, &roles);
     claims.ttl = args.ttl;
     println!("{}", dev::mint(&pem, &kid, &claims)?);
     let allowed = kosha_runtime::config::list(ALLOWED_CLIENT_IDS_ENV);
@@ -125,6 +133,18 @@ fn mint(args: &MintArgs) -> Result<(), CommandError> {
         eprintln!("kosha-ops: warning: {warning}");
     }
     Ok(())
+}
+
+/// A `--user` value: non-empty, at most 128 characters (Cognito's `sub` and usernames are
+/// shorter), no whitespace or control characters (it is logged and keyed on, SPEC §5).
+fn parse_user(value: &str) -> Result<String, String> {
+    let bad = |c: char| c.is_whitespace() || c.is_control();
+    if value.is_empty() || value.chars().count() > 128 || value.chars().any(bad) {
+        return Err(
+            "a user is 1 to 128 characters, without whitespace or control characters".into(),
+        );
+    }
+    Ok(value.to_owned())
 }
 
 /// Why the gateway would refuse a token for `client_id`, given `KOSHA_ALLOWED_CLIENT_IDS` read
@@ -148,7 +168,15 @@ fn read_key(path: &Path) -> Result<String, CommandError> {
 
 #[cfg(test)]
 mod tests {
-    use super::not_allowed_warning;
+    use super::{not_allowed_warning, parse_user};
+
+    #[test]
+    fn a_user_is_a_short_printable_token() {
+        assert_eq!(parse_user("4f1c-alice").as_deref(), Ok("4f1c-alice"));
+        for bad in ["", "a b", "a\u{7}", &"x".repeat(129)] {
+            assert!(parse_user(bad).is_err(), "{bad:?}");
+        }
+    }
 
     fn list(ids: &[&str]) -> Vec<String> {
         ids.iter().map(|s| (*s).to_owned()).collect()

@@ -1,16 +1,20 @@
-//! The token endpoint's decision (issue #31): a client-credentials request → the app client and
-//! the scopes it is granted, or an OAuth error (RFC 6749 §4.4, §5.2), as Cognito's
-//! `/oauth2/token` answers a machine client.
+//! The token endpoint's decision (issues #31, 44): a request → what it is granted, or an OAuth
+//! error (RFC 6749 §5.2), as Cognito's `/oauth2/token` answers.
 //!
 //! - Body `application/x-www-form-urlencoded`, each parameter at most once (RFC 6749 §3.2).
-//! - `grant_type=client_credentials`; any other is `unsupported_grant_type`.
-//! - Client authentication by HTTP Basic (`client_secret_basic`, id and secret form-encoded
-//!   before base64, RFC 6749 §2.3.1) or `client_id` + `client_secret` in the body
-//!   (`client_secret_post`); both at once is `invalid_request`, neither, an unknown id or a
-//!   wrong secret is `invalid_client`.
-//! - `scope` (space-separated, optional): the granted scopes are the client's allowed scopes
-//!   that were asked for (those not allowed are left out, as Cognito ignores them); none asked
-//!   for grants all the client's scopes; nothing left to grant is `invalid_scope`.
+//! - `grant_type=client_credentials` ([`Decided::Machine`], RFC 6749 §4.4) or
+//!   `authorization_code` ([`Decided::Code`], redeemed by `super::authorize`); any other is
+//!   `unsupported_grant_type`.
+//! - Client credentials: client authentication by HTTP Basic (`client_secret_basic`, id and
+//!   secret form-encoded before base64, RFC 6749 §2.3.1) or `client_id` + `client_secret` in
+//!   the body (`client_secret_post`); both at once, or a body `client_id` naming another client
+//!   than Basic's, is `invalid_request`; neither, an unknown id or a wrong secret is
+//!   `invalid_client`. `scope` (space-separated, optional): every scope asked for must be one
+//!   the client may have, else `invalid_scope` (as Cognito answers); none asked for grants all
+//!   the client's scopes; a client with none gets `invalid_scope`.
+//! - Authorization code: `code`, `redirect_uri`, `code_verifier` and `client_id` in the body,
+//!   no client secret (the public client authenticates by PKCE); a secret sent is
+//!   `invalid_client`.
 //! - `resource` (RFC 8707, sent by MCP clients) is accepted and does not change the token.
 
 use base64::Engine;
@@ -26,10 +30,13 @@ pub enum TokenError {
     InvalidRequest(&'static str),
     /// No client authentication, an unknown client or a wrong secret. 401.
     InvalidClient,
-    /// A `grant_type` other than `client_credentials`. 400.
+    /// A `grant_type` other than `client_credentials` and `authorization_code`. 400.
     UnsupportedGrantType,
-    /// No requested scope is allowed for the client (or it has none). 400.
+    /// A requested scope is not allowed for the client (or it has none). 400.
     InvalidScope,
+    /// An authorization code that is unknown, used, expired, or redeemed with another client,
+    /// redirect URI or verifier. 400.
+    InvalidGrant,
 }
 
 impl TokenError {
@@ -40,6 +47,7 @@ impl TokenError {
             TokenError::InvalidClient => "invalid_client",
             TokenError::UnsupportedGrantType => "unsupported_grant_type",
             TokenError::InvalidScope => "invalid_scope",
+            TokenError::InvalidGrant => "invalid_grant",
         }
     }
 
@@ -48,8 +56,11 @@ impl TokenError {
         match self {
             TokenError::InvalidRequest(why) => why,
             TokenError::InvalidClient => "client authentication failed",
-            TokenError::UnsupportedGrantType => "only grant_type=client_credentials is served",
-            TokenError::InvalidScope => "no requested scope is allowed for this client",
+            TokenError::UnsupportedGrantType => {
+                "only client_credentials and authorization_code are served"
+            }
+            TokenError::InvalidScope => "a requested scope is not allowed for this client",
+            TokenError::InvalidGrant => "the code is unknown, used, expired or does not match",
         }
     }
 
@@ -62,7 +73,7 @@ impl TokenError {
     }
 }
 
-/// What a successful request is granted.
+/// What a client-credentials request is granted.
 #[derive(Debug)]
 pub struct Grant<'a> {
     /// The authenticated client.
@@ -71,13 +82,35 @@ pub struct Grant<'a> {
     pub scopes: Vec<String>,
 }
 
+/// An authorization-code redemption, for `super::authorize::Codes::redeem`.
+#[derive(Debug, PartialEq, Eq)]
+pub struct CodeRedemption {
+    /// `code`.
+    pub code: String,
+    /// `client_id`.
+    pub client_id: String,
+    /// `redirect_uri`.
+    pub redirect_uri: String,
+    /// `code_verifier`.
+    pub code_verifier: String,
+}
+
+/// A token request that passed the checks of its grant type.
+#[derive(Debug)]
+pub enum Decided<'a> {
+    /// Client credentials: a machine client and its scopes.
+    Machine(Grant<'a>),
+    /// Authorization code: what to redeem.
+    Code(CodeRedemption),
+}
+
 /// Decides a token request from its `Authorization` and `Content-Type` header values and body.
 pub fn decide<'a>(
     clients: &'a Clients,
     authorization: Option<&str>,
     content_type: Option<&str>,
     body: &[u8],
-) -> Result<Grant<'a>, TokenError> {
+) -> Result<Decided<'a>, TokenError> {
     let form_type = content_type
         .and_then(|v| v.split(';').next())
         .is_some_and(|v| {
@@ -91,11 +124,21 @@ pub fn decide<'a>(
     }
     let params = Params::parse(body)?;
     match params.get("grant_type") {
-        None => return Err(TokenError::InvalidRequest("grant_type is required")),
-        Some("client_credentials") => {}
-        Some(_) => return Err(TokenError::UnsupportedGrantType),
+        None => Err(TokenError::InvalidRequest("grant_type is required")),
+        Some("client_credentials") => {
+            client_credentials(clients, authorization, &params).map(Decided::Machine)
+        }
+        Some("authorization_code") => authorization_code(authorization, &params).map(Decided::Code),
+        Some(_) => Err(TokenError::UnsupportedGrantType),
     }
-    let (id, secret) = credentials(authorization, &params)?;
+}
+
+fn client_credentials<'a>(
+    clients: &'a Clients,
+    authorization: Option<&str>,
+    params: &Params,
+) -> Result<Grant<'a>, TokenError> {
+    let (id, secret) = credentials(authorization, params)?;
     let client = clients
         .authenticate(&id, &secret)
         .ok_or(TokenError::InvalidClient)?;
@@ -103,6 +146,12 @@ pub fn decide<'a>(
         .get("scope")
         .map(|s| s.split_whitespace().collect())
         .unwrap_or_default();
+    if requested
+        .iter()
+        .any(|s| !client.scopes.iter().any(|c| c == s))
+    {
+        return Err(TokenError::InvalidScope);
+    }
     let scopes: Vec<String> = client
         .scopes
         .iter()
@@ -113,6 +162,28 @@ pub fn decide<'a>(
         return Err(TokenError::InvalidScope);
     }
     Ok(Grant { client, scopes })
+}
+
+fn authorization_code(
+    authorization: Option<&str>,
+    params: &Params,
+) -> Result<CodeRedemption, TokenError> {
+    if authorization.is_some() || params.get("client_secret").is_some() {
+        return Err(TokenError::InvalidClient);
+    }
+    let required = |name: &'static str, why: &'static str| {
+        params
+            .get(name)
+            .map(str::to_owned)
+            .ok_or(TokenError::InvalidRequest(why))
+    };
+    Ok(CodeRedemption {
+        code: required("code", "code is required")?,
+        client_id: required("client_id", "client_id is required")
+            .map_err(|_| TokenError::InvalidClient)?,
+        redirect_uri: required("redirect_uri", "redirect_uri is required")?,
+        code_verifier: required("code_verifier", "code_verifier is required")?,
+    })
 }
 
 /// Form parameters, each name at most once.
@@ -151,7 +222,15 @@ fn credentials(
         (Some(_), Some(_)) => Err(TokenError::InvalidRequest(
             "use one client authentication method",
         )),
-        (Some(header), None) => basic(header).ok_or(TokenError::InvalidClient),
+        (Some(header), None) => {
+            let (id, secret) = basic(header).ok_or(TokenError::InvalidClient)?;
+            match params.get("client_id") {
+                Some(named) if named != id => Err(TokenError::InvalidRequest(
+                    "client_id names another client than the authentication",
+                )),
+                _ => Ok((id, secret)),
+            }
+        }
         (None, Some(pair)) => Ok(pair),
         (None, None) => Err(TokenError::InvalidClient),
     }
@@ -178,141 +257,4 @@ fn basic(header: &str) -> Option<(String, String)> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    const FORM: Option<&str> = Some("application/x-www-form-urlencoded");
-
-    fn clients() -> Clients {
-        Clients::parse(
-            r#"{"clients": [
-                {"client_id": "agent", "client_secret": "s+1", "scopes": ["kosha/agent", "kosha/mcp"]},
-                {"client_id": "none", "client_secret": "s2", "scopes": []}
-            ]}"#,
-        )
-        .unwrap()
-    }
-
-    fn basic_header(id: &str, secret: &str) -> String {
-        let enc = |s: &str| url::form_urlencoded::byte_serialize(s.as_bytes()).collect::<String>();
-        let raw = format!("{}:{}", enc(id), enc(secret));
-        format!(
-            "Basic {}",
-            base64::engine::general_purpose::STANDARD.encode(raw)
-        )
-    }
-
-    fn granted(result: Result<Grant<'_>, TokenError>) -> Vec<String> {
-        result.unwrap().scopes
-    }
-
-    #[test]
-    fn basic_auth_without_scope_grants_every_allowed_scope() {
-        let clients = clients();
-        let auth = basic_header("agent", "s+1");
-        let grant = decide(
-            &clients,
-            Some(&auth),
-            FORM,
-            b"grant_type=client_credentials",
-        );
-        assert_eq!(granted(grant), ["kosha/agent", "kosha/mcp"]);
-    }
-
-    #[test]
-    fn posted_credentials_and_a_scope_subset() {
-        let clients = clients();
-        let body = b"grant_type=client_credentials&client_id=agent&client_secret=s%2B1&scope=kosha%2Fagent";
-        let grant = decide(&clients, None, FORM, body);
-        assert_eq!(granted(grant), ["kosha/agent"]);
-    }
-
-    #[test]
-    fn scopes_not_allowed_are_left_out_and_none_left_is_invalid_scope() {
-        let clients = clients();
-        let auth = basic_header("agent", "s+1");
-        let body = b"grant_type=client_credentials&scope=kosha/agent+kosha/operator&resource=http%3A%2F%2Fx%2Fmcp";
-        assert_eq!(
-            granted(decide(&clients, Some(&auth), FORM, body)),
-            ["kosha/agent"]
-        );
-        let body = b"grant_type=client_credentials&scope=kosha/operator";
-        assert_eq!(
-            decide(&clients, Some(&auth), FORM, body).unwrap_err(),
-            TokenError::InvalidScope
-        );
-        // A client with no scopes gets no token.
-        let auth = basic_header("none", "s2");
-        let body = b"grant_type=client_credentials";
-        assert_eq!(
-            decide(&clients, Some(&auth), FORM, body).unwrap_err(),
-            TokenError::InvalidScope
-        );
-    }
-
-    #[test]
-    fn client_authentication_failures_are_invalid_client() {
-        let clients = clients();
-        let body = b"grant_type=client_credentials";
-        for auth in [
-            Some(basic_header("agent", "wrong")),
-            Some(basic_header("nobody", "s+1")),
-            Some("Bearer abc".to_owned()),
-            Some("Basic !!!".to_owned()),
-            None,
-        ] {
-            let err = decide(&clients, auth.as_deref(), FORM, body).unwrap_err();
-            assert_eq!(err, TokenError::InvalidClient, "{auth:?}");
-            assert_eq!(err.status(), StatusCode::UNAUTHORIZED);
-        }
-    }
-
-    #[test]
-    fn malformed_requests_are_refused() {
-        let clients = clients();
-        let auth = basic_header("agent", "s+1");
-        let cases: [(Option<&str>, &[u8], TokenError); 5] = [
-            (
-                Some("application/json"),
-                b"{}",
-                TokenError::InvalidRequest("the body must be application/x-www-form-urlencoded"),
-            ),
-            (
-                FORM,
-                b"scope=kosha/agent",
-                TokenError::InvalidRequest("grant_type is required"),
-            ),
-            (
-                FORM,
-                b"grant_type=password",
-                TokenError::UnsupportedGrantType,
-            ),
-            (
-                FORM,
-                b"grant_type=client_credentials&grant_type=client_credentials",
-                TokenError::InvalidRequest("a parameter is repeated"),
-            ),
-            (
-                FORM,
-                b"grant_type=client_credentials&client_id=agent&client_secret=s%2B1",
-                TokenError::InvalidRequest("use one client authentication method"),
-            ),
-        ];
-        for (content_type, body, want) in cases {
-            let err = decide(&clients, Some(&auth), content_type, body).unwrap_err();
-            assert_eq!(err, want);
-            assert_eq!(err.status(), StatusCode::BAD_REQUEST);
-        }
-        // The content type's parameters do not matter.
-        let form = Some("Application/X-WWW-Form-Urlencoded; charset=UTF-8");
-        assert!(
-            decide(
-                &clients,
-                Some(&auth),
-                form,
-                b"grant_type=client_credentials"
-            )
-            .is_ok()
-        );
-    }
-}
+mod tests;

@@ -297,6 +297,23 @@ fn parse_message(e: &serde_json::Error) -> String {
     }
 }
 
+/// The `id` of the message in `body`, for a refusal that did not check its envelope (SPEC §5:
+/// a 401 or 403 echoes the request's id when the body could be parsed): [`reply_id`] of the
+/// `id` of a JSON object, else `null` (not JSON, not an object, a duplicate `id`).
+pub fn request_id(body: &[u8]) -> Value {
+    #[derive(serde::Deserialize)]
+    struct Id {
+        id: Option<Value>,
+    }
+    // A struct also deserialises from an array (`[1]`); only an object is a message.
+    if body.trim_ascii_start().first() != Some(&b'{') {
+        return Value::Null;
+    }
+    serde_json::from_slice::<Id>(body)
+        .map(|message| reply_id(message.id.as_ref()))
+        .unwrap_or(Value::Null)
+}
+
 /// The `id` to answer a refused message with: its own when a string or an integer (any size,
 /// or a float form [`usable_id`] accepts), else `null`: JSON-RPC 2.0 §4 says numeric ids
 /// SHOULD NOT have fractional parts, and `1.5` or `1e29` may not survive a round trip.

@@ -7,7 +7,7 @@
 //! | variant | status | code | `Retry-After` |
 //! |---|---|---|---|
 //! | `HostNotAllowed`, `OriginNotAllowed` | 403 | −32003 | |
-//! | `Auth` | 401 / 403 (+ `WWW-Authenticate`) | −32001 / −32003 | |
+//! | `Auth` | 401 / 403 (+ `WWW-Authenticate`; none for a groupless user) | −32001 / −32003 | |
 //! | `BodyTooLarge` | 413 | −32600 | |
 //! | `BodyTimeout` | 408 | −32600 | |
 //! | `BodyUnreadable` | 400 | −32600 | |
@@ -40,12 +40,16 @@ pub enum EdgeError {
     /// An `Origin` is present and not in `KOSHA_ALLOWED_ORIGINS`.
     OriginNotAllowed,
     /// No usable bearer token (401) or no usable role (403), with the public base URL the
-    /// `WWW-Authenticate` header points at (RFC 9728 §5.1).
+    /// `WWW-Authenticate` header points at (RFC 9728 §5.1) and the scope it names (SPEC §5).
     Auth {
         /// Why.
         error: kosha_auth::AuthError,
         /// `https://mcp.example.com`.
         base: String,
+        /// The scope a client should ask for: `<prefix>/agent`.
+        scope: String,
+        /// The request's id when its body was read and could be parsed, else `null`.
+        id: Value,
     },
     /// The body exceeds 1 MiB.
     BodyTooLarge,
@@ -195,10 +199,10 @@ impl EdgeError {
             Self::InvalidRequest { id, .. }
             | Self::InvalidParams { id, .. }
             | Self::MethodNotFound { id, .. }
+            | Self::Auth { id, .. }
             | Self::Overloaded { id } => id.clone(),
             Self::HostNotAllowed
             | Self::OriginNotAllowed
-            | Self::Auth { .. }
             | Self::BodyTooLarge
             | Self::BodyTimeout
             | Self::BodyUnreadable
@@ -232,8 +236,8 @@ impl EdgeError {
 }
 
 impl EdgeError {
-    /// Whether this refusal is sent before the request body was read (so the connection
-    /// cannot carry another request).
+    /// Whether this refusal may be sent before the request body was read (so the connection
+    /// cannot carry another request; an `Auth` refusal reads a small body only, for its id).
     pub fn leaves_body_unread(&self) -> bool {
         match self {
             Self::HostNotAllowed
@@ -272,9 +276,12 @@ impl IntoResponse for EdgeError {
             resp.headers_mut()
                 .insert(header::RETRY_AFTER, HeaderValue::from(s));
         }
-        if let Self::Auth { error, base } = &self {
+        if let Self::Auth {
+            error, base, scope, ..
+        } = &self
+        {
             let url = kosha_auth::resource_metadata_url(base);
-            if let Some(v) = kosha_auth::www_authenticate(&url, error)
+            if let Some(v) = kosha_auth::www_authenticate(&url, scope, error)
                 && let Ok(v) = HeaderValue::from_str(&v)
             {
                 resp.headers_mut().insert(header::WWW_AUTHENTICATE, v);

@@ -6,8 +6,11 @@
 //! Order on `POST /mcp`, cheapest and least trusting first:
 //! 1. the request's authority (the `Host` header, and the target's authority where HTTP/2's
 //!    `:authority` or an absolute-form target carries one), then Origin (403, −32003);
-//! 2. the bearer token, from the headers alone (401 −32001, 403 −32003), so an
-//!    unauthenticated client never makes the gateway buffer or wait for a body;
+//! 2. the bearer token, from the headers alone (401 −32001, 403 −32003; SPEC §5's challenges,
+//!    `kosha_auth::www_authenticate`). A refusal echoes the request's id when the body is
+//!    known to hold at most [`AUTH_ID_MAX_BYTES`] (a declared length, or a body already whole,
+//!    as on Lambda) and arrives within `KOSHA_BODY_READ_TIMEOUT_MS`; a longer or streamed
+//!    body is never read, so an unauthenticated client cannot make the gateway buffer more;
 //! 3. the principal's in-memory request rate (`KOSHA_PRINCIPAL_RPS`, 429 −32029
 //!    `rate_limited`, metric `shed{reason="principal_rate"}`; SPEC §6), before any body cost;
 //! 4. the body: a declared `Content-Length` over 1 MiB is 413 at once; else it is read whole
@@ -67,6 +70,9 @@ struct Edge {
     auth_audit: Throttle,
     principal_rate: PrincipalLimiter,
 }
+
+/// The largest body an authentication refusal reads to echo the request's id (SPEC §5), bytes.
+pub const AUTH_ID_MAX_BYTES: u64 = 64 * 1024;
 
 /// How often `auth_rejected` is written per source address and reason.
 const AUTH_AUDIT_EVERY: Duration = Duration::from_secs(60);
@@ -260,18 +266,18 @@ async fn admit(edge: &Edge, req: Request) -> Result<Admitted<'_>, EdgeError> {
     check_host_and_origin(edge, req.uri(), req.headers())?;
     let config = &edge.gateway.config;
     let (mut parts, body) = req.into_parts();
-    let principal = edge
-        .gateway
-        .verifier
-        .verify_headers(&parts.headers)
-        .await
-        .map_err(|error| {
+    let principal = match edge.gateway.verifier.verify_headers(&parts.headers).await {
+        Ok(principal) => principal,
+        Err(error) => {
             audit_auth_failure(edge, &parts, error);
-            EdgeError::Auth {
+            return Err(EdgeError::Auth {
                 error,
                 base: host::public_base(config, &parts.uri, &parts.headers),
-            }
-        })?;
+                scope: config.auth.challenge_scope(),
+                id: refused_id(body, config.body_read_timeout).await,
+            });
+        }
+    };
     kosha_runtime::trace::record_principal(&principal.client_id);
     if let RateDecision::Limited { retry_after_s } = edge.principal_rate.check(&principal.client_id)
     {
@@ -311,14 +317,28 @@ async fn admit(edge: &Edge, req: Request) -> Result<Admitted<'_>, EdgeError> {
     })))
 }
 
+/// The id of a request refused for its credentials: read only when the body is known to
+/// hold at most [`AUTH_ID_MAX_BYTES`] (its size hint, exact for a declared `Content-Length`
+/// or a whole body) and it arrives within `timeout`; else, or when it does not parse, `null`.
+async fn refused_id(body: Body, timeout: Duration) -> Value {
+    use axum::body::HttpBody as _;
+    let small = body
+        .size_hint()
+        .upper()
+        .is_some_and(|n| n <= AUTH_ID_MAX_BYTES);
+    if !small {
+        return Value::Null;
+    }
+    match tokio::time::timeout(timeout, axum::body::to_bytes(body, MAX_BODY_BYTES)).await {
+        Ok(Ok(bytes)) => envelope::request_id(&bytes),
+        Ok(Err(_)) | Err(_) => Value::Null,
+    }
+}
+
 /// The `auth_rejected` audit event (SPEC §12), at most once a minute per source and reason,
 /// with the count folded into it. Nothing of the credentials is logged.
 fn audit_auth_failure(edge: &Edge, parts: &http::request::Parts, error: kosha_auth::AuthError) {
-    let reason = match error {
-        kosha_auth::AuthError::Missing => "missing",
-        kosha_auth::AuthError::InvalidToken => "invalid_token",
-        kosha_auth::AuthError::NoRole => "no_role",
-    };
+    let reason = error.reason();
     let source = source(parts);
     if let Some(count) = edge.auth_audit.occurred(&source, reason) {
         tracing::warn!(
@@ -373,7 +393,8 @@ async fn protected_resource(
         return EdgeError::HostNotAllowed.into_response();
     }
     let base = host::public_base(&edge.gateway.config, &uri, &headers);
-    // The scopes that grant roles (SPEC §5): what a client-credentials client asks for.
+    // Exactly the scopes that grant roles (SPEC §5): a user's roles come from its groups, a
+    // client-credentials client's from these.
     let scopes = edge.gateway.config.auth.role_scopes();
     let scopes: Vec<&str> = scopes.iter().map(String::as_str).collect();
     axum::Json(kosha_auth::ProtectedResourceMetadata::new(

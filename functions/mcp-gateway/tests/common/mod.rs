@@ -38,6 +38,14 @@ pub fn token(client_id: &str, roles: &[Role]) -> String {
     .expect("mint")
 }
 
+/// A machine client's token of the client-credentials grant for `client_id` with `scopes`
+/// (no groups, no `username`; SPEC §5: its roles come from these scopes).
+pub fn machine_token(client_id: &str, scopes: &[&str]) -> String {
+    let k = keys();
+    let claims = MintClaims::client_credentials(ISSUER, client_id, scopes);
+    dev::mint(&k.private_pem, &k.kid, &claims).expect("mint")
+}
+
 /// An agent token for `agent-a`.
 pub fn agent() -> String {
     token("agent-a", &[Role::Agent])
