@@ -576,6 +576,11 @@ async fn a_retry_after_a_reply_lost_past_the_commit_answers_the_first_result() {
     let error = tool_error(&first);
     assert_eq!(error["code"], "dependency_unavailable", "{first}");
     assert_eq!(error["dependency"], "core-api", "{first}");
+    let message = error["message"].as_str().unwrap();
+    assert!(
+        message.contains("may or may not have been recorded") && message.contains("is safe"),
+        "the agent is told the write may have landed and a retry is safe: {first}"
+    );
     let lost = lost_body.await.unwrap();
     assert!(
         lost["dispute_id"].as_str().unwrap().starts_with("dsp_"),

@@ -152,6 +152,11 @@ fn map_write_error(e: PolicyError<CoreApiError>) -> ToolError {
         PolicyError::AttemptTimeout | PolicyError::Inner(CoreApiError::Timeout) => {
             ToolError::WriteUnconfirmed { dependency: DEP }
         }
+        // A broken connection may have delivered the request: the reply, not the write, may
+        // be what was lost (a refused connection is answered the same way; a retry is safe).
+        PolicyError::Inner(CoreApiError::Connect) => {
+            ToolError::WriteUnavailable { dependency: DEP }
+        }
         other => match map_policy_error(other, DEP) {
             ToolError::DeadlineExceeded { .. } => ToolError::WriteUnconfirmed { dependency: DEP },
             mapped => mapped,

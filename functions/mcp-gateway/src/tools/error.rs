@@ -50,6 +50,19 @@ pub enum ToolError {
         /// When a retry may succeed, in whole seconds (rounded up).
         retry_after_s: Option<u64>,
     },
+    /// A write's connection to a dependency broke, before or after the request reached it
+    /// (a reply lost past the commit included, issue 43): it may or may not have been
+    /// recorded. Code `dependency_unavailable`; the idempotency key makes a retry with the
+    /// same arguments safe (SPEC §4).
+    #[error(
+        "{dependency} is unavailable and the write may or may not have been recorded; \
+         retrying with the same arguments (and the same idempotency_key, if you gave one) is \
+         safe: it returns the first result"
+    )]
+    WriteUnavailable {
+        /// The dependency whose connection broke.
+        dependency: Dependency,
+    },
     /// The state table holding screening records cannot be read or written now (it is not
     /// one of SPEC §8's dependencies, so no `dependency` is named).
     #[error("the screening records are unavailable; retry later")]
@@ -98,9 +111,9 @@ impl ToolError {
             Self::DeadlineExceeded { .. } | Self::WriteUnconfirmed { .. } => {
                 ErrorCode::DeadlineExceeded
             }
-            Self::DependencyUnavailable { .. } | Self::StoreUnavailable { .. } => {
-                ErrorCode::DependencyUnavailable
-            }
+            Self::DependencyUnavailable { .. }
+            | Self::WriteUnavailable { .. }
+            | Self::StoreUnavailable { .. } => ErrorCode::DependencyUnavailable,
             Self::Overloaded { .. } => ErrorCode::Overloaded,
             Self::RateLimited { .. } => ErrorCode::RateLimited,
             Self::Internal => ErrorCode::Internal,
@@ -120,7 +133,9 @@ impl ToolError {
                 retry_after_s,
             } => (*retry_after_s, *dependency),
             Self::DeadlineExceeded { dependency } => (None, *dependency),
-            Self::WriteUnconfirmed { dependency } => (None, Some(*dependency)),
+            Self::WriteUnconfirmed { dependency } | Self::WriteUnavailable { dependency } => {
+                (None, Some(*dependency))
+            }
             Self::StoreUnavailable { retry_after_s } => (*retry_after_s, None),
             Self::RateLimited { retry_after_s } => (Some(*retry_after_s), None),
             Self::InvalidArgument { .. }
