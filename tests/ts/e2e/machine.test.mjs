@@ -1,8 +1,10 @@
 // A machine agent logging in the way Cognito lets machines (SPEC §5, issue #31), with the 2.x
 // TypeScript client's ClientCredentialsProvider and nothing handed over but the client id and
 // secret: the gateway's 401 names its protected-resource metadata, which names the local
-// issuer, whose OpenID discovery names the token endpoint; the client-credentials grant gives
-// a token with `scope` (no groups), whose scopes are the caller's roles.
+// issuer, whose metadata (RFC 8414, or OpenID discovery) names the token endpoint; the
+// client-credentials grant gives a token with `scope` (no groups), whose scopes are the
+// caller's roles. The 401 names the agent scope (SPEC §5), so an operator client asks for its
+// own scope by configuration.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 
@@ -18,11 +20,12 @@ function claims(token) {
   return JSON.parse(Buffer.from(token.split('.')[1], 'base64url').toString('utf8'));
 }
 
-function provider(name) {
+function provider(name, scope) {
   return new ClientCredentialsProvider({
     clientId: stack[`KOSHA_M2M_${name}_CLIENT_ID`],
     clientSecret: stack[`KOSHA_M2M_${name}_CLIENT_SECRET`],
-    expectedIssuer: stack.KOSHA_JWT_ISSUER
+    expectedIssuer: stack.KOSHA_JWT_ISSUER,
+    scope
   });
 }
 
@@ -48,8 +51,13 @@ describe('client credentials through the 2.x client', () => {
     const unauthorized = at((c) => c.url === gateway.href && c.status === 401, 'the gateway\'s 401');
     const metadata = at((c) => c.url === `${gateway.origin}/.well-known/oauth-protected-resource` && c.status === 200,
       'the protected-resource metadata');
-    const discovery = at((c) => c.url === `${stack.KOSHA_JWT_ISSUER}/.well-known/openid-configuration` && c.status === 200,
-      'the issuer\'s OpenID discovery');
+    const issuer = new URL(stack.KOSHA_JWT_ISSUER);
+    const metadataUrls = [
+      `${issuer.origin}/.well-known/oauth-authorization-server${issuer.pathname}`,
+      `${stack.KOSHA_JWT_ISSUER}/.well-known/openid-configuration`
+    ];
+    const discovery = at((c) => metadataUrls.includes(c.url) && c.status === 200,
+      'the issuer\'s metadata (RFC 8414 or OpenID discovery)');
     const token = at((c) => c.url === stack.KOSHA_TOKEN_ENDPOINT && c.method === 'POST' && c.status === 200,
       'the token request');
     const authorized = at((c, i) => i > token && c.url === gateway.href && c.status === 200, 'an authorized MCP request');
@@ -64,7 +72,7 @@ describe('client credentials through the 2.x client', () => {
   });
 
   it('an operator machine client sees only the operator tools', async () => {
-    const operator = provider('OPERATOR');
+    const operator = provider('OPERATOR', 'kosha/operator');
     const client = await connect2(stack, 'pinned', { authProvider: operator });
     try {
       const { tools } = await client.listTools();
