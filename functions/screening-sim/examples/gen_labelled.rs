@@ -7,8 +7,6 @@
 
 #[path = "../tests/support/labelled_gen.rs"]
 mod labelled_gen;
-#[path = "../tests/support/seen_gen.rs"]
-mod seen_gen;
 
 fn main() {
     if std::env::args().nth(1).as_deref() == Some("common") {

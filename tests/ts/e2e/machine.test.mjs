@@ -3,8 +3,11 @@
 // secret: the gateway's 401 names its protected-resource metadata, which names the local
 // issuer, whose metadata (RFC 8414, or OpenID discovery) names the token endpoint; the
 // client-credentials grant gives a token with `scope` (no groups), whose scopes are the
-// caller's roles. The 401 names the agent scope (SPEC §5), so an operator client asks for its
-// own scope by configuration.
+// caller's roles. The 401 names the agent scope (SPEC §5), and the 2.4 client requests the
+// 401's scope before the one it is configured with (its `auth()` takes the challenge's scope,
+// then `scopes_supported`, then `clientMetadata.scope`); the issuer refuses a scope the client
+// may not have (`invalid_scope`, as Cognito does), so an operator-only machine client asks
+// for its own scope through `prepareTokenRequest`, the provider's hook for the token request.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 
@@ -20,8 +23,20 @@ function claims(token) {
   return JSON.parse(Buffer.from(token.split('.')[1], 'base64url').toString('utf8'));
 }
 
+/** A client-credentials provider that always asks for the scope it was configured with. */
+class OwnScopeProvider extends ClientCredentialsProvider {
+  constructor(options) {
+    super(options);
+    this.ownScope = options.scope;
+  }
+
+  prepareTokenRequest(scope) {
+    return super.prepareTokenRequest(this.ownScope ?? scope);
+  }
+}
+
 function provider(name, scope) {
-  return new ClientCredentialsProvider({
+  return new OwnScopeProvider({
     clientId: stack[`KOSHA_M2M_${name}_CLIENT_ID`],
     clientSecret: stack[`KOSHA_M2M_${name}_CLIENT_SECRET`],
     expectedIssuer: stack.KOSHA_JWT_ISSUER,

@@ -1,3 +1,2 @@
 //! Code shared by the integration tests and the `gen_labelled` example.
 pub mod labelled_gen;
-pub mod seen_gen;

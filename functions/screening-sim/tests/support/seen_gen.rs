@@ -26,7 +26,7 @@ use screening_sim::normalize::normalize;
 use screening_sim::watchlist::pools::{Family, Given};
 use screening_sim::watchlist::{EntryKind, SplitMix64, Watchlist};
 
-use super::labelled_gen::{INVISIBLE, Labelled, ambiguous, insert_inside, neg, pos};
+use super::{INVISIBLE, Labelled, ambiguous, insert_inside, neg, pos};
 
 /// Seed of the common-names set (independent of the labelled set's).
 pub const COMMON_SEED: u64 = 0x00c0_aa0a_05e7_0043;
