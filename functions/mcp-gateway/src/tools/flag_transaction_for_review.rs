@@ -9,6 +9,7 @@ use std::time::Duration;
 
 use kosha_auth::Role;
 use kosha_contract::core_api::{REASON_MAX_CHARS, ReviewRequest};
+use kosha_contract::error::ErrorCode;
 use kosha_contract::ids;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -23,14 +24,13 @@ use crate::backends::Backend;
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Args {
-    /// The transaction to review: `txn_` and 6 or more digits, such as `txn_000001`.
+    /// The transaction to review, such as `txn_000001`.
     #[schemars(extend("pattern" = ids::TRANSACTION.pattern()))]
     pub transaction_id: String,
     /// What the reviewer should look at, 1–1000 characters.
     #[schemars(length(min = 1, max = REASON_MAX_CHARS))]
     pub reason: String,
-    /// 1–255 printable ASCII characters; the same key with the same arguments returns the
-    /// first review. Default: derived from the caller and the arguments.
+    /// Rarely needed: the same call already returns the first review. 1–255 printable ASCII.
     #[schemars(extend("pattern" = KEY_PATTERN))]
     pub idempotency_key: Option<String>,
 }
@@ -56,9 +56,20 @@ impl Tool for FlagTransactionForReview {
     const SPEC: Spec = Spec {
         name: "flag_transaction_for_review",
         title: "Flag transaction for review",
-        description: "Ask for a human review of a transaction (txn_000001 form) with a reason. \
-                      Safe to retry: the same arguments (or `idempotency_key`) return the \
-                      first review with `created: false`.",
+        description: "Ask for a human review of a suspicious transaction \
+                      (txn_000001) with a reason. Use it when fraud is suspected but the \
+                      customer does not dispute. Safe to retry: the same call returns the \
+                      first review with `created: false`. Returns review_id.",
+        errors: &[
+            ErrorCode::InvalidArgument,
+            ErrorCode::NotFound,
+            ErrorCode::Conflict,
+            ErrorCode::DeadlineExceeded,
+            ErrorCode::DependencyUnavailable,
+            ErrorCode::Overloaded,
+            ErrorCode::RateLimited,
+            ErrorCode::Internal,
+        ],
         hints: Hints::KEYED_WRITE,
         roles: &[Role::Agent],
         budget: Duration::from_secs(8),

@@ -4,6 +4,7 @@ use std::time::Duration;
 
 use kosha_auth::Role;
 use kosha_contract::core_api::Transaction;
+use kosha_contract::error::ErrorCode;
 use kosha_contract::ids;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -18,7 +19,7 @@ use kosha_contract::echo::clip;
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Args {
-    /// The transaction id: `txn_` and 6 or more digits, such as `txn_000001`.
+    /// The transaction id, such as `txn_000001`.
     #[schemars(extend("pattern" = ids::TRANSACTION.pattern()))]
     pub transaction_id: String,
 }
@@ -40,8 +41,18 @@ impl Tool for GetTransaction {
     const SPEC: Spec = Spec {
         name: "get_transaction",
         title: "Get transaction",
-        description: "Fetch one transaction by id (txn_000001 form): amount in minor units, \
-                      currency, merchant, category, status and booking time.",
+        description: "Fetch one transaction by id (txn_000001). Use it to check a payment \
+                      a customer asks about. Returns amount in minor units, currency, \
+                      merchant, category, status and booking time.",
+        errors: &[
+            ErrorCode::InvalidArgument,
+            ErrorCode::NotFound,
+            ErrorCode::DeadlineExceeded,
+            ErrorCode::DependencyUnavailable,
+            ErrorCode::Overloaded,
+            ErrorCode::RateLimited,
+            ErrorCode::Internal,
+        ],
         hints: Hints::READ,
         roles: &[Role::Agent],
         budget: Duration::from_secs(3),

@@ -7,6 +7,7 @@ use kosha_auth::Role;
 use kosha_contract::core_api::{
     CURSOR_MAX_CHARS, LIST_LIMIT_MAX, ListTransactionsQuery, Transaction,
 };
+use kosha_contract::error::ErrorCode;
 use kosha_contract::ids;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -23,7 +24,7 @@ use kosha_contract::echo::clip;
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Args {
-    /// The account id: `acc_` and 4 or more digits, such as `acc_0001`.
+    /// The account id, such as `acc_0001`.
     #[schemars(extend("pattern" = ids::ACCOUNT.pattern()))]
     pub account_id: String,
     /// Page size, 1–100 (default 20).
@@ -59,9 +60,18 @@ impl Tool for ListTransactions {
     const SPEC: Spec = Spec {
         name: "list_transactions",
         title: "List transactions",
-        description: "List an account's transactions (acc_0001 form), newest first. Page with \
-                      `cursor` (the previous page's `next_cursor`); filter by booking time \
-                      with `from`/`to` (RFC 3339).",
+        description: "List an account's transactions (acc_0001), newest first. Use it to \
+                      find a payment when the customer does not know its id. Page with \
+                      `cursor` (the last `next_cursor`).",
+        errors: &[
+            ErrorCode::InvalidArgument,
+            ErrorCode::NotFound,
+            ErrorCode::DeadlineExceeded,
+            ErrorCode::DependencyUnavailable,
+            ErrorCode::Overloaded,
+            ErrorCode::RateLimited,
+            ErrorCode::Internal,
+        ],
         hints: Hints::READ,
         roles: &[Role::Agent],
         budget: Duration::from_secs(5),

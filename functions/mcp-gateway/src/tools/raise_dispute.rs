@@ -11,6 +11,7 @@ use std::time::Duration;
 
 use kosha_auth::Role;
 use kosha_contract::core_api::{DisputeRequest, REASON_MAX_CHARS};
+use kosha_contract::error::ErrorCode;
 use kosha_contract::ids;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -25,7 +26,7 @@ use crate::backends::Backend;
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Args {
-    /// The disputed transaction: `txn_` and 6 or more digits, such as `txn_000001`.
+    /// The disputed transaction, such as `txn_000001`.
     #[schemars(extend("pattern" = ids::TRANSACTION.pattern()))]
     pub transaction_id: String,
     /// Why the customer disputes it, 1–1000 characters.
@@ -35,8 +36,7 @@ pub struct Args {
     /// default: the transaction's.
     #[schemars(range(min = 1, max = i64::MAX))]
     pub amount_minor: Option<i64>,
-    /// 1–255 printable ASCII characters; the same key with the same arguments returns the
-    /// first dispute. Default: derived from the caller and the arguments.
+    /// Rarely needed: the same call already returns the first dispute. 1–255 printable ASCII.
     #[schemars(extend("pattern" = KEY_PATTERN))]
     pub idempotency_key: Option<String>,
 }
@@ -62,11 +62,20 @@ impl Tool for RaiseDispute {
     const SPEC: Spec = Spec {
         name: "raise_dispute",
         title: "Raise dispute",
-        description: "Open a dispute on a transaction (txn_000001 form) with a reason; \
-                      `amount_minor` (cents) defaults to the transaction's amount and may not \
-                      exceed it. A transaction has at most one open dispute. Safe to retry: \
-                      the same arguments (or `idempotency_key`) return the first dispute with \
-                      `created: false`.",
+        description: "Open a dispute on a transaction (txn_000001) when the customer \
+                      contests it. `amount_minor` (cents) defaults to the whole amount and may \
+                      not exceed it; one open dispute per transaction. Safe to retry: the same \
+                      call returns the first dispute (`created: false`).",
+        errors: &[
+            ErrorCode::InvalidArgument,
+            ErrorCode::NotFound,
+            ErrorCode::Conflict,
+            ErrorCode::DeadlineExceeded,
+            ErrorCode::DependencyUnavailable,
+            ErrorCode::Overloaded,
+            ErrorCode::RateLimited,
+            ErrorCode::Internal,
+        ],
         hints: Hints::KEYED_WRITE,
         roles: &[Role::Agent],
         budget: Duration::from_secs(8),

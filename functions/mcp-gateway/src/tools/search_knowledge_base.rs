@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use kosha_auth::Role;
 use kosha_contract::core_api::{ArticleHit, QUERY_MAX_CHARS, SearchRequest, TOP_K_MAX};
+use kosha_contract::error::ErrorCode;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -50,9 +51,18 @@ impl Tool for SearchKnowledgeBase {
     const SPEC: Spec = Spec {
         name: "search_knowledge_base",
         title: "Search knowledge base",
-        description: "Search the help-centre knowledge base (disputes, chargebacks, card fraud, \
-                      refunds, sanctions screening, account limits, fees). Returns the best \
-                      articles with a snippet.",
+        description: "Search the help-centre articles on disputes, chargebacks, card \
+                      fraud, refunds, sanctions screening, account limits and fees. Use it \
+                      for policy or how-to questions. Returns the best articles \
+                      (id, title, snippet, relevance 0-1), best first.",
+        errors: &[
+            ErrorCode::InvalidArgument,
+            ErrorCode::DeadlineExceeded,
+            ErrorCode::DependencyUnavailable,
+            ErrorCode::Overloaded,
+            ErrorCode::RateLimited,
+            ErrorCode::Internal,
+        ],
         hints: Hints::READ,
         roles: &[Role::Agent],
         budget: Duration::from_secs(8),
