@@ -27,10 +27,10 @@ pub struct Args {
     /// The transaction to review, such as `txn_000001`.
     #[schemars(extend("pattern" = ids::TRANSACTION.pattern()))]
     pub transaction_id: String,
-    /// What the reviewer should look at, 1–1000 characters.
+    /// What the reviewer should look at.
     #[schemars(length(min = 1, max = REASON_MAX_CHARS))]
     pub reason: String,
-    /// Rarely needed: the same call already returns the first review. 1–255 printable ASCII.
+    /// Rarely needed: the same call already returns the first review.
     #[schemars(extend("pattern" = KEY_PATTERN))]
     pub idempotency_key: Option<String>,
 }

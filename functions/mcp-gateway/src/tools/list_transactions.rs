@@ -27,7 +27,7 @@ pub struct Args {
     /// The account id, such as `acc_0001`.
     #[schemars(extend("pattern" = ids::ACCOUNT.pattern()))]
     pub account_id: String,
-    /// Page size, 1–100 (default 20).
+    /// Page size (default 20).
     #[schemars(range(min = 1, max = LIST_LIMIT_MAX))]
     pub limit: Option<u32>,
     /// `next_cursor` from the previous page.

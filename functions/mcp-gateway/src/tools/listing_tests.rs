@@ -148,6 +148,8 @@ fn every_output_property_is_typed_and_no_prose_is_left() {
         }
         let text = output.to_string();
         assert!(!text.contains("\"description\":"), "{text}");
+        // The MCP Inspector's `--strict` check warns on a `type` array (`type-union`).
+        assert!(!text.contains("\"type\":["), "{text}");
     }
 }
 

@@ -29,14 +29,13 @@ pub struct Args {
     /// The disputed transaction, such as `txn_000001`.
     #[schemars(extend("pattern" = ids::TRANSACTION.pattern()))]
     pub transaction_id: String,
-    /// Why the customer disputes it, 1–1000 characters.
+    /// Why the customer disputes it.
     #[schemars(length(min = 1, max = REASON_MAX_CHARS))]
     pub reason: String,
-    /// Disputed amount in minor units (cents), 1 to the transaction's absolute amount;
-    /// default: the transaction's.
+    /// Disputed amount in minor units (cents), at most the transaction's (the default).
     #[schemars(range(min = 1, max = i64::MAX))]
     pub amount_minor: Option<i64>,
-    /// Rarely needed: the same call already returns the first dispute. 1–255 printable ASCII.
+    /// Rarely needed: the same call already returns the first dispute.
     #[schemars(extend("pattern" = KEY_PATTERN))]
     pub idempotency_key: Option<String>,
 }

@@ -8,14 +8,14 @@
 //!   `type: [X, "null"]`).
 //! - **Output** ([`for_client`]): only clients read it, to validate `structuredContent`; it
 //!   keeps every `type`, `required`, `enum`, `const` and bound, and sheds `title`,
-//!   `description` and `examples`.
+//!   `description` and `examples`; a `type` array becomes an `anyOf` of single types.
 //! - Both: a `format` that is not JSON Schema 2020-12's (schemars' `uint32`, `int64`, …) is
 //!   removed ([`standard_formats_only`]), as Ajv in the TypeScript SDK refuses it.
 //!
 //! Neighbours: [`super::catalogue`] builds each tool's schemas with these; `args` compiles the
 //! input schema to check arguments.
 
-use serde_json::{Map, Value};
+use serde_json::{Map, Value, json};
 
 /// The `format` values of JSON Schema 2020-12 (§7.3).
 const STANDARD_FORMATS: [&str; 19] = [
@@ -125,11 +125,20 @@ pub fn for_model(mut schema: Value, title: &str) -> Value {
     standard_formats_only(schema)
 }
 
-/// An `outputSchema` for the client (see the module docs).
+/// An `outputSchema` for the client (see the module docs). A `type` array (a result field
+/// that may be `null`, such as `next_cursor`) becomes an `anyOf` of one-type branches, the
+/// spelling the MCP Inspector's portability check asks for.
 pub fn for_client(mut schema: Value) -> Value {
     each_schema(&mut schema, &mut |m| {
         for prose in ["title", "description", "examples"] {
             m.remove(prose);
+        }
+        if m.contains_key("anyOf") || !m.get("type").is_some_and(Value::is_array) {
+            return;
+        }
+        if let Some(Value::Array(types)) = m.remove("type") {
+            let branches = types.into_iter().map(|t| json!({"type": t})).collect();
+            m.insert("anyOf".to_owned(), Value::Array(branches));
         }
     });
     standard_formats_only(schema)

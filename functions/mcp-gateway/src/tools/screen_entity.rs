@@ -61,7 +61,7 @@ pub const MIN_RETRY_AFTER: Duration = Duration::from_secs(5);
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Args {
-    /// The person's or entity's name, 1–200 characters, in any script and word order.
+    /// The person's or entity's name, in any script and word order.
     #[schemars(length(min = 1, max = NAME_MAX_CHARS), extend("pattern" = NOT_BLANK))]
     pub name: String,
     /// Country, ISO 3166-1 alpha-2 (`GB`, `RU`), if known.

@@ -21,10 +21,10 @@ use crate::backends::Backend;
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Args {
-    /// What to look for, 1–512 characters of natural language.
+    /// What to look for, in natural language.
     #[schemars(length(min = 1, max = QUERY_MAX_CHARS), extend("pattern" = NOT_BLANK))]
     pub query: String,
-    /// How many articles, 1–20 (default 5).
+    /// How many articles (default 5).
     #[schemars(range(min = 1, max = TOP_K_MAX))]
     pub top_k: Option<u32>,
 }

@@ -57,7 +57,7 @@ fn an_output_schema_sheds_prose_but_not_a_property_named_like_it() {
         json!({
             "properties": {
                 "description": {"type": "string"},
-                "next": {"type": ["string", "null"]},
+                "next": {"anyOf": [{"type": "string"}, {"type": "null"}]},
             },
             "required": ["description"],
         })
