@@ -90,6 +90,31 @@ impl Hints {
     };
 }
 
+/// The error codes a core-api read by id can answer (SPEC §3, §10): a bad or unknown id,
+/// core-api slow, down or full, the caller's rate limit, a bug.
+pub const READ_ERRORS: &[ErrorCode] = &[
+    ErrorCode::InvalidArgument,
+    ErrorCode::NotFound,
+    ErrorCode::DeadlineExceeded,
+    ErrorCode::DependencyUnavailable,
+    ErrorCode::Overloaded,
+    ErrorCode::RateLimited,
+    ErrorCode::Internal,
+];
+
+/// The error codes a keyed write can answer (SPEC §4): a read's, and `conflict` (an open
+/// dispute, or a key reused with other arguments).
+pub const KEYED_WRITE_ERRORS: &[ErrorCode] = &[
+    ErrorCode::InvalidArgument,
+    ErrorCode::NotFound,
+    ErrorCode::Conflict,
+    ErrorCode::DeadlineExceeded,
+    ErrorCode::DependencyUnavailable,
+    ErrorCode::Overloaded,
+    ErrorCode::RateLimited,
+    ErrorCode::Internal,
+];
+
 /// Everything about a tool but its types and handler.
 #[derive(Debug, Clone, Copy)]
 pub struct Spec {

@@ -9,13 +9,12 @@ use std::time::Duration;
 
 use kosha_auth::Role;
 use kosha_contract::core_api::{REASON_MAX_CHARS, ReviewRequest};
-use kosha_contract::error::ErrorCode;
 use kosha_contract::ids;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::call::Call;
-use super::catalogue::{DEFAULT_MIN_BUDGET, Hints, Need, Spec, Tool};
+use super::catalogue::{DEFAULT_MIN_BUDGET, Hints, KEYED_WRITE_ERRORS, Need, Spec, Tool};
 use super::error::ToolError;
 use super::idempotency::{self, KEY_PATTERN};
 use crate::backends::Backend;
@@ -60,16 +59,7 @@ impl Tool for FlagTransactionForReview {
                       (txn_000001) with a reason. Use it when fraud is suspected but the \
                       customer does not dispute. Safe to retry: the same call returns the \
                       first review with `created: false`. Returns review_id.",
-        errors: &[
-            ErrorCode::InvalidArgument,
-            ErrorCode::NotFound,
-            ErrorCode::Conflict,
-            ErrorCode::DeadlineExceeded,
-            ErrorCode::DependencyUnavailable,
-            ErrorCode::Overloaded,
-            ErrorCode::RateLimited,
-            ErrorCode::Internal,
-        ],
+        errors: KEYED_WRITE_ERRORS,
         hints: Hints::KEYED_WRITE,
         roles: &[Role::Agent],
         budget: Duration::from_secs(8),

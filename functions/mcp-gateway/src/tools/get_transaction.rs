@@ -4,13 +4,12 @@ use std::time::Duration;
 
 use kosha_auth::Role;
 use kosha_contract::core_api::Transaction;
-use kosha_contract::error::ErrorCode;
 use kosha_contract::ids;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::call::Call;
-use super::catalogue::{DEFAULT_MIN_BUDGET, Hints, Need, Spec, Tool};
+use super::catalogue::{DEFAULT_MIN_BUDGET, Hints, Need, READ_ERRORS, Spec, Tool};
 use super::error::ToolError;
 use crate::backends::Backend;
 use kosha_contract::echo::clip;
@@ -44,15 +43,7 @@ impl Tool for GetTransaction {
         description: "Fetch one transaction by id (txn_000001). Use it to check a payment \
                       a customer asks about. Returns amount in minor units, currency, \
                       merchant, category, status and booking time.",
-        errors: &[
-            ErrorCode::InvalidArgument,
-            ErrorCode::NotFound,
-            ErrorCode::DeadlineExceeded,
-            ErrorCode::DependencyUnavailable,
-            ErrorCode::Overloaded,
-            ErrorCode::RateLimited,
-            ErrorCode::Internal,
-        ],
+        errors: READ_ERRORS,
         hints: Hints::READ,
         roles: &[Role::Agent],
         budget: Duration::from_secs(3),

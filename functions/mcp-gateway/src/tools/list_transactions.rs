@@ -7,7 +7,6 @@ use kosha_auth::Role;
 use kosha_contract::core_api::{
     CURSOR_MAX_CHARS, LIST_LIMIT_MAX, ListTransactionsQuery, Transaction,
 };
-use kosha_contract::error::ErrorCode;
 use kosha_contract::ids;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -15,7 +14,7 @@ use time::OffsetDateTime;
 use time::format_description::well_known::Rfc3339;
 
 use super::call::Call;
-use super::catalogue::{DEFAULT_MIN_BUDGET, Hints, Need, Spec, Tool};
+use super::catalogue::{DEFAULT_MIN_BUDGET, Hints, Need, READ_ERRORS, Spec, Tool};
 use super::error::ToolError;
 use crate::backends::Backend;
 use kosha_contract::echo::clip;
@@ -63,15 +62,7 @@ impl Tool for ListTransactions {
         description: "List an account's transactions (acc_0001), newest first. Use it to \
                       find a payment when the customer does not know its id. Page with \
                       `cursor` (the last `next_cursor`).",
-        errors: &[
-            ErrorCode::InvalidArgument,
-            ErrorCode::NotFound,
-            ErrorCode::DeadlineExceeded,
-            ErrorCode::DependencyUnavailable,
-            ErrorCode::Overloaded,
-            ErrorCode::RateLimited,
-            ErrorCode::Internal,
-        ],
+        errors: READ_ERRORS,
         hints: Hints::READ,
         roles: &[Role::Agent],
         budget: Duration::from_secs(5),

@@ -11,13 +11,12 @@ use std::time::Duration;
 
 use kosha_auth::Role;
 use kosha_contract::core_api::{DisputeRequest, REASON_MAX_CHARS};
-use kosha_contract::error::ErrorCode;
 use kosha_contract::ids;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::call::Call;
-use super::catalogue::{DEFAULT_MIN_BUDGET, Hints, Need, Spec, Tool};
+use super::catalogue::{DEFAULT_MIN_BUDGET, Hints, KEYED_WRITE_ERRORS, Need, Spec, Tool};
 use super::error::ToolError;
 use super::idempotency::{self, KEY_PATTERN};
 use crate::backends::Backend;
@@ -65,16 +64,7 @@ impl Tool for RaiseDispute {
                       contests it. `amount_minor` (cents) defaults to the whole amount and may \
                       not exceed it; one open dispute per transaction. Safe to retry: the same \
                       call returns the first dispute (`created: false`).",
-        errors: &[
-            ErrorCode::InvalidArgument,
-            ErrorCode::NotFound,
-            ErrorCode::Conflict,
-            ErrorCode::DeadlineExceeded,
-            ErrorCode::DependencyUnavailable,
-            ErrorCode::Overloaded,
-            ErrorCode::RateLimited,
-            ErrorCode::Internal,
-        ],
+        errors: KEYED_WRITE_ERRORS,
         hints: Hints::KEYED_WRITE,
         roles: &[Role::Agent],
         budget: Duration::from_secs(8),
