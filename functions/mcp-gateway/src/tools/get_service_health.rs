@@ -76,6 +76,7 @@ impl Tool for GetServiceHealth {
                       outage from a bad request. Returns `ok` or `degraded`.",
         errors: &[
             ErrorCode::InvalidArgument,
+            ErrorCode::DeadlineExceeded,
             ErrorCode::RateLimited,
             ErrorCode::Internal,
         ],

@@ -118,13 +118,14 @@ impl Tool for ScreenEntity {
     const SPEC: Spec = Spec {
         name: "screen_entity",
         title: "Screen entity",
-        description: "Screen a person's or company's name \
-                      against the sanctions watchlist, with country and date of birth if \
-                      known. Use it before acting for a new party. Returns a screening_id \
+        description: "Screen a person's or company's name against the sanctions watchlist, \
+                      with country and date of birth if known. Use it before acting for a new party. Returns a screening_id \
                       and clear or potential_match with scored matches, or deferred: then \
                       call get_screening_result after retry_after_s.",
         errors: &[
             ErrorCode::InvalidArgument,
+            ErrorCode::DeadlineExceeded,
+            ErrorCode::DependencyUnavailable,
             ErrorCode::RateLimited,
             ErrorCode::Internal,
         ],
