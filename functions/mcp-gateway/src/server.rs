@@ -34,6 +34,16 @@ use kosha_contract::echo::clip;
 /// (SPEC §5; the addition in docs/spec.md §3).
 pub const TOOLS_LIST_TTL_MS: u64 = 300_000;
 
+/// The server's `instructions` (MCP `InitializeResult.instructions`, also in
+/// `server/discover`): what the model reads about the tool set as a whole.
+pub const INSTRUCTIONS: &str = "Banking support tools. Knowledge: search_knowledge_base for \
+     policy and how-to questions. Transactions: get_transaction by id, list_transactions by \
+     account. Actions: raise_dispute when a customer contests a payment, \
+     flag_transaction_for_review when fraud is suspected. Sanctions: \
+     screen_entity for a name, get_screening_result for a deferred screening. Health: \
+     get_service_health when calls keep failing. A failed call returns an error with a \
+     stable `code`; wait `retry_after_s` when given.";
+
 /// One MCP server per request (stateless; cheap to clone); all state lives in [`Gateway`]
 /// and the [`Catalogue`].
 #[derive(Debug, Clone)]
@@ -121,11 +131,7 @@ impl ServerHandler for McpServer {
         info.title = Some("Kosha tool gateway".to_owned());
         ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
             .with_server_info(info)
-            .with_instructions(
-                "Banking support tools: search the knowledge base, read transactions, and check \
-                 service health. Failed calls return a structured error with a stable `code`; \
-                 honour `retry_after_s` when present.",
-            )
+            .with_instructions(INSTRUCTIONS)
     }
 
     async fn list_tools(

@@ -13,10 +13,12 @@
 //! - **Costs (SPEC §6):** each tool spends [`Tool::COST`] tokens of the caller's bucket per
 //!   call (default [`DEFAULT_COST`]), or the cost `KOSHA_TOOL_COSTS` gives it
 //!   ([`Catalogue::with_costs`], checked at start by [`super::cost::parse`]).
-//! - **Schemas (SPEC §3):** `inputSchema` from the argument type; `outputSchema` is
-//!   `{"type": "object", "anyOf": [<result>, <error>]}`, so a client that validates
-//!   `structuredContent` (the TypeScript SDK does) accepts tool errors too. Formats that are
-//!   not JSON Schema 2020-12's (schemars' `uint32`, `int64`, …) are removed.
+//! - **Schemas (SPEC §3):** `inputSchema` from the argument type, written for the model;
+//!   `outputSchema` is `{"type": "object", "anyOf": [<result>, <error>]}`, so a client that
+//!   validates `structuredContent` (the TypeScript SDK does) accepts tool errors too, with no
+//!   prose ([`super::schema`]).
+//! - **Descriptions (SPEC §3, issue 45):** the model reads [`Spec::description`] followed by
+//!   the codes of [`Spec::errors`], spelled by [`ErrorCode::as_str`].
 
 use std::collections::BTreeSet;
 use std::future::Future;
@@ -25,7 +27,7 @@ use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use kosha_auth::Role;
-use kosha_contract::error::ErrorBody;
+use kosha_contract::error::{ErrorBody, ErrorCode};
 use rmcp::handler::server::tool::{schema_for_output, schema_for_type};
 use rmcp::model::{JsonObject, ToolAnnotations};
 use schemars::JsonSchema;
@@ -36,6 +38,7 @@ use serde_json::{Map, Value, json};
 use super::args::ArgsSchema;
 use super::call::Call;
 use super::error::ToolError;
+use super::schema;
 use crate::backends::Backend;
 
 /// The default minimum remaining budget at tool start (SPEC §6): below it the call fails
@@ -87,6 +90,31 @@ impl Hints {
     };
 }
 
+/// The error codes a core-api read by id can answer (SPEC §3, §10): a bad or unknown id,
+/// core-api slow, down or full, the caller's rate limit, a bug.
+pub const READ_ERRORS: &[ErrorCode] = &[
+    ErrorCode::InvalidArgument,
+    ErrorCode::NotFound,
+    ErrorCode::DeadlineExceeded,
+    ErrorCode::DependencyUnavailable,
+    ErrorCode::Overloaded,
+    ErrorCode::RateLimited,
+    ErrorCode::Internal,
+];
+
+/// The error codes a keyed write can answer (SPEC §4): a read's, and `conflict` (an open
+/// dispute, or a key reused with other arguments).
+pub const KEYED_WRITE_ERRORS: &[ErrorCode] = &[
+    ErrorCode::InvalidArgument,
+    ErrorCode::NotFound,
+    ErrorCode::Conflict,
+    ErrorCode::DeadlineExceeded,
+    ErrorCode::DependencyUnavailable,
+    ErrorCode::Overloaded,
+    ErrorCode::RateLimited,
+    ErrorCode::Internal,
+];
+
 /// Everything about a tool but its types and handler.
 #[derive(Debug, Clone, Copy)]
 pub struct Spec {
@@ -94,8 +122,11 @@ pub struct Spec {
     pub name: &'static str,
     /// Human-readable title.
     pub title: &'static str,
-    /// What it does, for the model.
+    /// For the model, in plain words: what it does, when to use it and what it returns
+    /// (SPEC §3). [`Spec::for_model`] appends [`Spec::errors`].
     pub description: &'static str,
+    /// The error codes a call can answer, in [`ErrorCode::ALL`]'s order.
+    pub errors: &'static [ErrorCode],
     /// Annotations.
     pub hints: Hints,
     /// Roles that may see and call it (SPEC §4 "role").
@@ -106,6 +137,15 @@ pub struct Spec {
     pub min_budget: Duration,
     /// Dependencies it calls (SPEC §4 "deps").
     pub needs: &'static [Need],
+}
+
+impl Spec {
+    /// The description the model reads: [`Spec::description`] and the error codes
+    /// (`… Errors: invalid_argument, not_found.`).
+    pub fn for_model(&self) -> String {
+        let codes: Vec<&str> = self.errors.iter().map(|c| c.as_str()).collect();
+        format!("{} Errors: {}.", self.description, codes.join(", "))
+    }
 }
 
 /// A tool: its spec, argument and result types, and its handler.
@@ -221,15 +261,20 @@ impl Entry {
 fn describe<T: Tool>() -> rmcp::model::Tool {
     let spec = T::SPEC;
     let hints = spec.hints;
-    let annotations = ToolAnnotations::with_title(spec.title)
+    // No annotation title: the tool's own `title` comes first in a host's display-name
+    // order (MCP 2025-06-18, `Tool`), so the model reads it once.
+    let annotations = ToolAnnotations::new()
         .read_only(hints.read_only)
         .destructive(hints.destructive)
         .idempotent(hints.idempotent)
         .open_world(hints.open_world);
-    let input = standard_formats_only(Value::Object((*schema_for_type::<T::Args>()).clone()));
+    let input = schema::for_model(
+        Value::Object((*schema_for_type::<T::Args>()).clone()),
+        &format!("{} arguments", spec.title),
+    );
     rmcp::model::Tool::new_with_raw(
         spec.name,
-        Some(spec.description.into()),
+        Some(spec.for_model().into()),
         Arc::new(object(input)),
     )
     .with_title(spec.title)
@@ -352,58 +397,11 @@ fn output_schema<O: JsonSchema + 'static>() -> Value {
     if !defs.is_empty() {
         out["$defs"] = Value::Object(defs);
     }
-    standard_formats_only(out)
-}
-
-/// The `format` values of JSON Schema 2020-12 (§7.3); others are removed, as validators
-/// (Ajv in the TypeScript SDK) warn on or refuse unknown formats.
-const STANDARD_FORMATS: [&str; 19] = [
-    "date-time",
-    "date",
-    "time",
-    "duration",
-    "email",
-    "idn-email",
-    "hostname",
-    "idn-hostname",
-    "ipv4",
-    "ipv6",
-    "uri",
-    "uri-reference",
-    "iri",
-    "iri-reference",
-    "uuid",
-    "uri-template",
-    "json-pointer",
-    "relative-json-pointer",
-    "regex",
-];
-
-/// `schema` without any `format` that is not in [`STANDARD_FORMATS`], at any depth.
-fn standard_formats_only(mut schema: Value) -> Value {
-    fn walk(v: &mut Value) {
-        match v {
-            Value::Object(m) => {
-                if m.get("format")
-                    .and_then(Value::as_str)
-                    .is_some_and(|f| !STANDARD_FORMATS.contains(&f))
-                {
-                    m.remove("format");
-                }
-                m.values_mut().for_each(walk);
-            }
-            Value::Array(items) => items.iter_mut().for_each(walk),
-            _ => {}
-        }
-    }
-    walk(&mut schema);
-    schema
+    schema::for_client(out)
 }
 
 #[cfg(test)]
 mod tests {
-    use super::*;
-
     #[test]
     fn a_tools_description_is_made_on_first_use_only_and_once() {
         let catalogue = crate::tools::catalogue();
@@ -419,17 +417,6 @@ mod tests {
         assert!(
             catalogue.all().skip(1).all(|e| e.tool.get().is_none()),
             "the other tools' descriptions are not made"
-        );
-    }
-
-    #[test]
-    fn formats_outside_json_schema_2020_12_are_removed_at_any_depth() {
-        let kept = standard_formats_only(
-            json!({"a": {"format": "date-time"}, "b": [{"format": "uint8"}], "c": {"format": "int64"}}),
-        );
-        assert_eq!(
-            kept,
-            json!({"a": {"format": "date-time"}, "b": [{}], "c": {}})
         );
     }
 }

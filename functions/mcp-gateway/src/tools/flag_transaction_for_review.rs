@@ -14,7 +14,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::call::Call;
-use super::catalogue::{DEFAULT_MIN_BUDGET, Hints, Need, Spec, Tool};
+use super::catalogue::{DEFAULT_MIN_BUDGET, Hints, KEYED_WRITE_ERRORS, Need, Spec, Tool};
 use super::error::ToolError;
 use super::idempotency::{self, KEY_PATTERN};
 use crate::backends::Backend;
@@ -23,14 +23,13 @@ use crate::backends::Backend;
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Args {
-    /// The transaction to review: `txn_` and 6 or more digits, such as `txn_000001`.
+    /// The transaction to review, such as `txn_000001`.
     #[schemars(extend("pattern" = ids::TRANSACTION.pattern()))]
     pub transaction_id: String,
-    /// What the reviewer should look at, 1–1000 characters.
+    /// What the reviewer should look at.
     #[schemars(length(min = 1, max = REASON_MAX_CHARS))]
     pub reason: String,
-    /// 1–255 printable ASCII characters; the same key with the same arguments returns the
-    /// first review. Default: derived from the caller and the arguments.
+    /// Rarely needed: the same call already returns the first review.
     #[schemars(extend("pattern" = KEY_PATTERN))]
     pub idempotency_key: Option<String>,
 }
@@ -56,9 +55,11 @@ impl Tool for FlagTransactionForReview {
     const SPEC: Spec = Spec {
         name: "flag_transaction_for_review",
         title: "Flag transaction for review",
-        description: "Ask for a human review of a transaction (txn_000001 form) with a reason. \
-                      Safe to retry: the same arguments (or `idempotency_key`) return the \
-                      first review with `created: false`.",
+        description: "Ask for a human review of a suspicious transaction \
+                      (txn_000001) with a reason. Use it when fraud is suspected but the \
+                      customer does not dispute. Safe to retry: the same call returns the \
+                      first review with `created: false`. Returns review_id.",
+        errors: KEYED_WRITE_ERRORS,
         hints: Hints::KEYED_WRITE,
         roles: &[Role::Agent],
         budget: Duration::from_secs(8),

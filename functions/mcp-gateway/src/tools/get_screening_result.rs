@@ -14,6 +14,7 @@
 use std::time::Duration;
 
 use kosha_auth::Role;
+use kosha_contract::error::ErrorCode;
 use kosha_contract::ids;
 use kosha_contract::screening::{ScreenMatch, ScreenStatus};
 use kosha_state::screening::ScreeningState;
@@ -39,7 +40,7 @@ pub const READ_WAIT: Duration = Duration::from_secs(1);
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Args {
-    /// The id `screen_entity` answered: `scr_` and a 26-character ULID.
+    /// The `screening_id` that `screen_entity` answered.
     #[schemars(extend("pattern" = ids::SCREENING.pattern()))]
     pub screening_id: String,
 }
@@ -85,9 +86,18 @@ impl Tool for GetScreeningResult {
     const SPEC: Spec = Spec {
         name: "get_screening_result",
         title: "Get screening result",
-        description: "Read a screening by the screening_id screen_entity answered: pending \
-                      until a deferred screening is finished, then clear or potential_match \
-                      with matches, or failed with failure_reason. Kept for 7 days.",
+        description: "Read a screening by the screening_id screen_entity gave. Use it \
+                      for a deferred screening, after its retry_after_s. Returns pending, \
+                      then clear or potential_match with matches, or failed with \
+                      failure_reason.",
+        errors: &[
+            ErrorCode::InvalidArgument,
+            ErrorCode::NotFound,
+            ErrorCode::DeadlineExceeded,
+            ErrorCode::DependencyUnavailable,
+            ErrorCode::RateLimited,
+            ErrorCode::Internal,
+        ],
         hints: Hints::READ,
         roles: &[Role::Agent],
         budget: Duration::from_secs(3),

@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use kosha_auth::Role;
+use kosha_contract::error::ErrorCode;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -70,9 +71,15 @@ impl Tool for GetServiceHealth {
     const SPEC: Spec = Spec {
         name: "get_service_health",
         title: "Service health",
-        description: "Report the gateway's dependencies: circuit-breaker state, in-flight calls, \
-                      capacity, any operator override and the fleet trips counted. Answers from gateway state without \
-                      calling any dependency.",
+        description: "Report each dependency's state: breaker, in-flight calls, capacity, \
+                      operator override. Use it when other tools keep failing, to tell an \
+                      outage from a bad request. Returns `ok` or `degraded`.",
+        errors: &[
+            ErrorCode::InvalidArgument,
+            ErrorCode::DeadlineExceeded,
+            ErrorCode::RateLimited,
+            ErrorCode::Internal,
+        ],
         hints: Hints::READ,
         roles: &[Role::Agent, Role::Operator],
         budget: Duration::from_secs(1),

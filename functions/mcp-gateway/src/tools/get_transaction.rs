@@ -9,7 +9,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::call::Call;
-use super::catalogue::{DEFAULT_MIN_BUDGET, Hints, Need, Spec, Tool};
+use super::catalogue::{DEFAULT_MIN_BUDGET, Hints, Need, READ_ERRORS, Spec, Tool};
 use super::error::ToolError;
 use crate::backends::Backend;
 use kosha_contract::echo::clip;
@@ -18,7 +18,7 @@ use kosha_contract::echo::clip;
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Args {
-    /// The transaction id: `txn_` and 6 or more digits, such as `txn_000001`.
+    /// The transaction id, such as `txn_000001`.
     #[schemars(extend("pattern" = ids::TRANSACTION.pattern()))]
     pub transaction_id: String,
 }
@@ -40,8 +40,10 @@ impl Tool for GetTransaction {
     const SPEC: Spec = Spec {
         name: "get_transaction",
         title: "Get transaction",
-        description: "Fetch one transaction by id (txn_000001 form): amount in minor units, \
-                      currency, merchant, category, status and booking time.",
+        description: "Fetch one transaction by id (txn_000001). Use it to check a payment \
+                      a customer asks about. Returns amount in minor units, currency, \
+                      merchant, category, status and booking time.",
+        errors: READ_ERRORS,
         hints: Hints::READ,
         roles: &[Role::Agent],
         budget: Duration::from_secs(3),

@@ -14,7 +14,7 @@ use time::OffsetDateTime;
 use time::format_description::well_known::Rfc3339;
 
 use super::call::Call;
-use super::catalogue::{DEFAULT_MIN_BUDGET, Hints, Need, Spec, Tool};
+use super::catalogue::{DEFAULT_MIN_BUDGET, Hints, Need, READ_ERRORS, Spec, Tool};
 use super::error::ToolError;
 use crate::backends::Backend;
 use kosha_contract::echo::clip;
@@ -23,10 +23,10 @@ use kosha_contract::echo::clip;
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Args {
-    /// The account id: `acc_` and 4 or more digits, such as `acc_0001`.
+    /// The account id, such as `acc_0001`.
     #[schemars(extend("pattern" = ids::ACCOUNT.pattern()))]
     pub account_id: String,
-    /// Page size, 1–100 (default 20).
+    /// Page size (default 20).
     #[schemars(range(min = 1, max = LIST_LIMIT_MAX))]
     pub limit: Option<u32>,
     /// `next_cursor` from the previous page.
@@ -59,9 +59,10 @@ impl Tool for ListTransactions {
     const SPEC: Spec = Spec {
         name: "list_transactions",
         title: "List transactions",
-        description: "List an account's transactions (acc_0001 form), newest first. Page with \
-                      `cursor` (the previous page's `next_cursor`); filter by booking time \
-                      with `from`/`to` (RFC 3339).",
+        description: "List an account's transactions (acc_0001), newest first. Use it to \
+                      find a payment when the customer does not know its id. Page with \
+                      `cursor` (the last `next_cursor`).",
+        errors: READ_ERRORS,
         hints: Hints::READ,
         roles: &[Role::Agent],
         budget: Duration::from_secs(5),

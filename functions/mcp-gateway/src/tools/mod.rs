@@ -23,11 +23,14 @@ pub mod list_transactions;
 pub mod observe;
 pub mod raise_dispute;
 pub mod reference;
+pub mod schema;
 pub mod screen_entity;
 pub mod search_knowledge_base;
 
 #[cfg(test)]
 mod fakes;
+#[cfg(test)]
+mod listing_tests;
 #[cfg(test)]
 mod tool_tests;
 

@@ -16,7 +16,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::call::Call;
-use super::catalogue::{DEFAULT_MIN_BUDGET, Hints, Need, Spec, Tool};
+use super::catalogue::{DEFAULT_MIN_BUDGET, Hints, KEYED_WRITE_ERRORS, Need, Spec, Tool};
 use super::error::ToolError;
 use super::idempotency::{self, KEY_PATTERN};
 use crate::backends::Backend;
@@ -25,18 +25,16 @@ use crate::backends::Backend;
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Args {
-    /// The disputed transaction: `txn_` and 6 or more digits, such as `txn_000001`.
+    /// The disputed transaction, such as `txn_000001`.
     #[schemars(extend("pattern" = ids::TRANSACTION.pattern()))]
     pub transaction_id: String,
-    /// Why the customer disputes it, 1–1000 characters.
+    /// Why the customer disputes it.
     #[schemars(length(min = 1, max = REASON_MAX_CHARS))]
     pub reason: String,
-    /// Disputed amount in minor units (cents), 1 to the transaction's absolute amount;
-    /// default: the transaction's.
+    /// Disputed amount in minor units (cents), at most the transaction's (the default).
     #[schemars(range(min = 1, max = i64::MAX))]
     pub amount_minor: Option<i64>,
-    /// 1–255 printable ASCII characters; the same key with the same arguments returns the
-    /// first dispute. Default: derived from the caller and the arguments.
+    /// Rarely needed: the same call already returns the first dispute.
     #[schemars(extend("pattern" = KEY_PATTERN))]
     pub idempotency_key: Option<String>,
 }
@@ -62,11 +60,11 @@ impl Tool for RaiseDispute {
     const SPEC: Spec = Spec {
         name: "raise_dispute",
         title: "Raise dispute",
-        description: "Open a dispute on a transaction (txn_000001 form) with a reason; \
-                      `amount_minor` (cents) defaults to the transaction's amount and may not \
-                      exceed it. A transaction has at most one open dispute. Safe to retry: \
-                      the same arguments (or `idempotency_key`) return the first dispute with \
-                      `created: false`.",
+        description: "Open a dispute on a transaction (txn_000001) when the customer \
+                      contests it. `amount_minor` (cents) defaults to the whole amount and may \
+                      not exceed it; one open dispute per transaction. Safe to retry: the same \
+                      call returns the first dispute (`created: false`).",
+        errors: KEYED_WRITE_ERRORS,
         hints: Hints::KEYED_WRITE,
         roles: &[Role::Agent],
         budget: Duration::from_secs(8),

@@ -71,7 +71,7 @@ pub fn markdown(catalogue: &Catalogue) -> String {
         out.push_str(&format!(
             "\n## `{}`\n\n{}\n\n- title: {}\n- roles: {}\n- cost: {} token(s) per call (`KOSHA_TOOL_COSTS` may change it)\n- budget: {} ms; least remaining budget to start: {} ms\n- dependencies: {}\n- annotations: readOnlyHint {}, destructiveHint {}, idempotentHint {}, openWorldHint {}\n\ninputSchema:\n\n```json\n{}\n```\n\noutputSchema:\n\n```json\n{}\n```\n",
             s.name,
-            s.description.split_whitespace().collect::<Vec<_>>().join(" "),
+            s.for_model(),
             s.title,
             roles.join(", "),
             e.cost(),

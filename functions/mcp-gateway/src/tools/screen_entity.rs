@@ -30,6 +30,7 @@ use std::time::Duration;
 
 use kosha_auth::Role;
 use kosha_contract::dependency::Dependency;
+use kosha_contract::error::ErrorCode;
 use kosha_contract::screening::{NAME_MAX_CHARS, ScreenMatch, ScreenRequest, ScreenStatus};
 use kosha_resilience::breaker::BreakerState;
 use kosha_resilience::policy::PolicyError;
@@ -60,7 +61,7 @@ pub const MIN_RETRY_AFTER: Duration = Duration::from_secs(5);
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Args {
-    /// The person's or entity's name, 1–200 characters, in any script and word order.
+    /// The person's or entity's name, in any script and word order.
     #[schemars(length(min = 1, max = NAME_MAX_CHARS), extend("pattern" = NOT_BLANK))]
     pub name: String,
     /// Country, ISO 3166-1 alpha-2 (`GB`, `RU`), if known.
@@ -117,17 +118,23 @@ impl Tool for ScreenEntity {
     const SPEC: Spec = Spec {
         name: "screen_entity",
         title: "Screen entity",
-        description: "Screen a person's or company's name (any script, any word order) against \
-                      the sanctions watchlist, optionally with country (ISO alpha-2) and date of \
-                      birth. Answers clear or potential_match with scored matches; when the \
-                      screening service is down the request is recorded and the answer is \
-                      deferred: call get_screening_result with the screening_id after \
-                      retry_after_s.",
+        description: "Screen a person's or company's name against the sanctions watchlist, \
+                      with country and date of birth if known. Use it before acting for a new party. Returns a screening_id \
+                      and clear or potential_match with scored matches, or deferred: then \
+                      call get_screening_result after retry_after_s.",
+        errors: &[
+            ErrorCode::InvalidArgument,
+            ErrorCode::DeadlineExceeded,
+            ErrorCode::DependencyUnavailable,
+            ErrorCode::RateLimited,
+            ErrorCode::Internal,
+        ],
         hints: Hints {
             read_only: false,
             destructive: false,
             idempotent: false,
-            open_world: false,
+            // It calls the sanctions screening service, outside the gateway (issue 45).
+            open_world: true,
         },
         roles: &[Role::Agent],
         budget: Duration::from_secs(5),

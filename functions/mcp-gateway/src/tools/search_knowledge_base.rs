@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use kosha_auth::Role;
 use kosha_contract::core_api::{ArticleHit, QUERY_MAX_CHARS, SearchRequest, TOP_K_MAX};
+use kosha_contract::error::ErrorCode;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -20,10 +21,10 @@ use crate::backends::Backend;
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Args {
-    /// What to look for, 1–512 characters of natural language.
+    /// What to look for, in natural language.
     #[schemars(length(min = 1, max = QUERY_MAX_CHARS), extend("pattern" = NOT_BLANK))]
     pub query: String,
-    /// How many articles, 1–20 (default 5).
+    /// How many articles (default 5).
     #[schemars(range(min = 1, max = TOP_K_MAX))]
     pub top_k: Option<u32>,
 }
@@ -50,9 +51,18 @@ impl Tool for SearchKnowledgeBase {
     const SPEC: Spec = Spec {
         name: "search_knowledge_base",
         title: "Search knowledge base",
-        description: "Search the help-centre knowledge base (disputes, chargebacks, card fraud, \
-                      refunds, sanctions screening, account limits, fees). Returns the best \
-                      articles with a snippet.",
+        description: "Search the help-centre articles on disputes, chargebacks, card \
+                      fraud, refunds, sanctions screening, account limits and fees. Use it \
+                      for policy or how-to questions. Returns the best articles \
+                      (id, title, snippet, relevance 0-1), best first.",
+        errors: &[
+            ErrorCode::InvalidArgument,
+            ErrorCode::DeadlineExceeded,
+            ErrorCode::DependencyUnavailable,
+            ErrorCode::Overloaded,
+            ErrorCode::RateLimited,
+            ErrorCode::Internal,
+        ],
         hints: Hints::READ,
         roles: &[Role::Agent],
         budget: Duration::from_secs(8),
