@@ -149,3 +149,62 @@ def test_the_outbox_relay_runs_every_minute_and_may_only_send_to_the_events_queu
     lag = [r["Properties"] for r in resources.values() if r["Type"] == "AWS::CloudWatch::Alarm"
            and "outbox_lag_seconds" in str(r["Properties"].get("Metrics"))]
     assert len(lag) == 1 and lag[0]["TreatMissingData"] == "breaching"
+
+
+def test_the_mcp_public_client_exists_only_with_a_user_pool():
+    """Issue 44: when UserPoolId is given, the stack creates the public app client for people's
+    MCP clients beside the resource server, both under HasUserPool (UserPoolId not empty)."""
+    template = load(TEMPLATE)
+    resources = template["Resources"]
+    clients = {name: r for name, r in resources.items() if r["Type"] == "AWS::Cognito::UserPoolClient"}
+    assert list(clients) == ["McpPublicClient"]
+    assert clients["McpPublicClient"]["Condition"] == "HasUserPool"
+    assert resources["ScopesResourceServer"]["Condition"] == "HasUserPool"
+    assert template["Conditions"]["HasUserPool"] == {"Fn::Not": [{"Fn::Equals": [{"Ref": "UserPoolId"}, ""]}]}
+    assert template["Outputs"]["McpClientId"]["Condition"] == "HasUserPool"
+
+
+def test_the_mcp_public_client_is_public_and_allows_the_code_flow_alone():
+    """No secret (PKCE proves the client), authorization code only, Cognito's own sign-in, no
+    direct password or SRP sign-in API (SPEC §5: people log in with authorization code + PKCE)."""
+    client = load(TEMPLATE)["Resources"]["McpPublicClient"]["Properties"]
+    assert client["UserPoolId"] == {"Ref": "UserPoolId"}
+    assert client["GenerateSecret"] is False
+    assert client["AllowedOAuthFlowsUserPoolClient"] is True
+    assert client["AllowedOAuthFlows"] == ["code"]
+    assert client["SupportedIdentityProviders"] == ["COGNITO"]
+    assert client["ExplicitAuthFlows"] == ["ALLOW_REFRESH_TOKEN_AUTH"]
+
+
+def test_the_mcp_public_client_allows_openid_and_exactly_the_role_scopes():
+    """The role scopes of the resource server (scopes_supported, SPEC §5) plus openid, which an
+    OpenID-minded client may ask for; nothing else (no email, profile, admin API scope)."""
+    resources = load(TEMPLATE)["Resources"]
+    client = resources["McpPublicClient"]
+    server = resources["ScopesResourceServer"]["Properties"]
+    role_scopes = [{"Fn::Sub": "${ScopePrefix}/" + s["ScopeName"]} for s in server["Scopes"]]
+    assert server["Identifier"] == {"Ref": "ScopePrefix"}
+    assert client["Properties"]["AllowedOAuthScopes"] == ["openid", *role_scopes]
+    assert client["DependsOn"] == "ScopesResourceServer"
+
+
+def test_the_mcp_public_client_callback_urls_come_from_the_parameter():
+    template = load(TEMPLATE)
+    client = template["Resources"]["McpPublicClient"]["Properties"]
+    assert client["CallbackURLs"] == {"Ref": "McpClientCallbackUrls"}
+    parameter = template["Parameters"]["McpClientCallbackUrls"]
+    assert parameter["Type"] == "CommaDelimitedList"
+    # Cognito takes https, or http on a loopback host, and never a fragment.
+    for url in parameter["Default"].split(","):
+        assert url.startswith(("https://", "http://localhost", "http://127.0.0.1")), url
+        assert "#" not in url
+
+
+def test_the_gateway_allows_the_mcp_public_client():
+    """Its tokens carry its client_id, so the gateway lists it beside AllowedClientIds; without
+    a pool the list is AllowedClientIds alone."""
+    gateway = load(TEMPLATE)["Resources"]["McpGatewayFunction"]["Properties"]
+    allowed = gateway["Environment"]["Variables"]["KOSHA_ALLOWED_CLIENT_IDS"]
+    assert allowed == {"Fn::If": ["HasUserPool",
+                                  {"Fn::Join": [",", [{"Ref": "AllowedClientIds"}, {"Ref": "McpPublicClient"}]]},
+                                  {"Ref": "AllowedClientIds"}]}
