@@ -89,7 +89,8 @@ def gateway_to_core_api(spans: list[dict], tool: str, parent_span_id: str) -> tu
     core-api's request span under that attempt."""
     call = one(spans, service="mcp-gateway", name=f"tools/call {tool}")
     assert call["parent_span_id"] == parent_span_id, call
-    assert call["attributes"]["tool"] == tool
+    assert call["attributes"]["gen_ai.tool.name"] == tool
+    assert call["attributes"]["gen_ai.operation.name"] == "execute_tool"
     assert call["attributes"]["mcp.method.name"] == "tools/call"
     # The first attempt or, when a slow one was hedged (issue #33) and the hedge answered
     # first, the hedge (`hedge` = true, the same number): the one whose outcome is ok.
@@ -118,13 +119,14 @@ async def test_a_get_transaction_is_one_trace_from_the_gateway_to_postgresql(gat
     assert request["service"] == "mcp-gateway" and request["name"] == "request", request
     assert request["parent_span_id"] == caller, request
     assert request["kind"] == "SPAN_KIND_SERVER"
-    assert request["attributes"]["method"] == "POST" and request["attributes"]["path"] == "/mcp"
+    assert request["attributes"]["http.request.method"] == "POST"
+    assert request["attributes"]["url.path"] == "/mcp"
     call, attempt, core = gateway_to_core_api(spans, "get_transaction", request["span_id"])
     attrs = call["attributes"]
     assert attrs["outcome"] == "ok" and attrs["degraded"] is False, attrs
     assert attrs["client_id"] == "kosha-dev-agent" and attrs["attempts"] == 1, attrs
     assert call["status"] != "STATUS_CODE_ERROR"
-    assert core["attributes"]["path"] == "/v1/transactions/txn_000200", core
+    assert core["attributes"]["url.path"] == "/v1/transactions/txn_000200", core
     db = child(spans, core, service="core-api", name="get_transaction")
     assert db["attributes"]["db.system.name"] == "postgresql", db
     assert db["attributes"]["db.operation.name"] == "get_transaction" and db["attributes"]["outcome"] == "ok"
@@ -150,8 +152,10 @@ async def test_a_degraded_search_traced_by_params_meta_shows_the_failed_embeddin
         return has_hop_chain(spans) and {"embeddings", "search_articles"} <= names
 
     spans = trace(stack, trace_id, complete)
-    # `_meta`'s context parents the tool call (the request span started before it was read).
-    call, attempt, core = gateway_to_core_api(spans, "search_knowledge_base", caller)
+    # One request is one trace (SPEC §12): `_meta`'s context parents the request span, the
+    # tool call is its child.
+    request = one(spans, service="mcp-gateway", name="request", parent_span_id=caller)
+    call, attempt, core = gateway_to_core_api(spans, "search_knowledge_base", request["span_id"])
     attrs = call["attributes"]
     assert attrs["outcome"] == "ok" and attrs["degraded"] is True, attrs
     assert attrs["degraded_reason"] == "embeddings_unavailable", attrs

@@ -16,9 +16,12 @@
 //! - **What:** every span of this workspace's crates at `info` or above ([`is_exported`]): the
 //!   `request` span of [`crate::trace`] and the spans the functions and the resilience policy
 //!   open inside it (tool call, dependency attempt, database, embeddings, batches). Their
-//!   fields become attributes; log events are not exported. The `request` span is a child of
-//!   the caller's `traceparent` (or X-Ray header), and the context sent onwards is that of the
-//!   innermost exported span ([`crate::trace::inject`]), so one trace spans the hops.
+//!   fields become attributes, named by [`crate::semconv`] (an `i64` field is an OTLP int;
+//!   `busy_ns`, `idle_ns`, `target`, `code.*` and `thread.*` are not exported); log events are
+//!   not exported. The `request` span is a child of a message's `_meta` trace context, else of
+//!   the caller's `traceparent` (or X-Ray header) ([`crate::trace`], "One request is one
+//!   trace"), and the context sent onwards is that of the innermost exported span
+//!   ([`crate::trace::inject`]), so one trace spans the hops.
 //! - **Lambda:** the instance is frozen once a response is returned, so [`flush`] sends the
 //!   finished spans first, waiting at most [`FLUSH_WAIT`] (the collector, usually the ADOT
 //!   layer's, is on localhost).

@@ -9,7 +9,8 @@
 //!   `5759e988bd862e3fe1be46a994272793`, AWS's own W3C mapping), else a new trace. The
 //!   gateway replaces it with a message's `params._meta.traceparent` once the body is read
 //!   ([`RequestTrace::begin`], MCP 2026-07-28, SEP-414);
-//! - `method`, `path` (no query string; at most [`MAX_PATH_LEN`] bytes, then `…`), and
+//! - `http.request.method`, `url.path` (no query string; at most [`MAX_PATH_LEN`] bytes, then
+//!   `…`; OpenTelemetry's names, [`crate::semconv`]), and
 //!   `principal` (empty until a layer records it);
 //!
 //! and logs one `handled` line with `status` and `elapsed_ms`, unless the handler wrote the
@@ -307,8 +308,8 @@ pub async fn request_span(mut request: Request, next: Next) -> Response {
                 $($kind)*
                 request_id = %request_id,
                 trace_id = %trace_id,
-                method = %request.method(),
-                path = %clipped_path(request.uri().path()),
+                { crate::semconv::HTTP_REQUEST_METHOD } = request.method().as_str(),
+                { crate::semconv::URL_PATH } = %clipped_path(request.uri().path()),
                 principal = tracing::field::Empty,
             )
         };

@@ -262,6 +262,10 @@ async fn one_request_is_one_trace(collector: &MockServer, lines: &Lines) {
             Some(_) => assert_eq!(links, [format!("{TRACE}-b7ad6b7169203331")]),
             None => assert!(links.is_empty(), "{links:?}"),
         }
+        // OpenTelemetry's names, not tracing's (SPEC §12).
+        assert!(attribute(request, "http.request.method").is_some_and(|v| v.contains("GET")));
+        assert!(attribute(request, "url.path").is_some_and(|v| v.contains("/meta")));
+        assert!(attribute(request, "method").is_none() && attribute(request, "path").is_none());
         for span in [request, call] {
             for key in [
                 "busy_ns",
