@@ -36,3 +36,10 @@ pub const GEN_AI_TOOL_NAME: &str = "gen_ai.tool.name";
 
 /// The model an embeddings request asks for.
 pub const GEN_AI_REQUEST_MODEL: &str = "gen_ai.request.model";
+
+/// `n` as an `i64`, saturating: tracing-opentelemetry (0.34) exports an `i64` field as an
+/// OTLP int and a `u64` or `usize` one as its `Debug` string (SPEC §12: numbers are exported
+/// as numbers).
+pub fn int<T: TryInto<i64>>(n: T) -> i64 {
+    n.try_into().unwrap_or(i64::MAX)
+}

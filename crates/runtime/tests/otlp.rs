@@ -22,7 +22,12 @@ const PARENT: &str = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01";
 /// A handler that opens an exported span of its own (as the gateway's tool call does) and
 /// answers the `traceparent` it would send onwards from inside it.
 async fn handler() -> String {
-    let span = tracing::info_span!(target: "kosha_test", "tool_call", tool = "get_transaction");
+    let span = tracing::info_span!(
+        target: "kosha_test",
+        "tool_call",
+        tool = "get_transaction",
+        attempts = kosha_runtime::semconv::int(2_usize),
+    );
     async {
         tracing::info!("inside the tool call");
         let mut out = axum::http::HeaderMap::new();
@@ -150,6 +155,12 @@ async fn spans_are_exported_in_the_callers_trace_and_a_lambda_answer_waits_for_t
         "sent onwards from inside it"
     );
     assert!(attribute(call, "tool").is_some_and(|v| v.contains("get_transaction")));
+    // A count is an OTLP int, not its Debug string (SPEC §12).
+    assert!(
+        attribute(call, "attempts").is_some_and(|v| v.contains("IntValue(2)")),
+        "{:?}",
+        attribute(call, "attempts")
+    );
 
     // The log lines show the request span, never the export-only one.
     let text = String::from_utf8(lines.0.lock().clone()).unwrap();
