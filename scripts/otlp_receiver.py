@@ -3,7 +3,9 @@
 
 Listens on 127.0.0.1:PORT, accepts `POST /v1/traces` with an `application/x-protobuf`
 ExportTraceServiceRequest (what the functions' opentelemetry-otlp exporter sends), answers an
-empty ExportTraceServiceResponse, and appends one JSON line per span to OUT:
+empty ExportTraceServiceResponse, appends each body as received to OUT.pb (a 4-byte big-endian
+length, then the bytes: for tests that decode OTLP themselves, tests/e2e/test_traces.py) and one
+JSON line per span to OUT:
 
     {"service": "mcp-gateway", "trace_id": "<32 hex>", "span_id": "<16 hex>",
      "parent_span_id": "<16 hex or empty>", "name": "...", "kind": "SPAN_KIND_SERVER",
@@ -19,6 +21,7 @@ from __future__ import annotations
 
 import json
 import signal
+import struct
 import sys
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -93,14 +96,18 @@ def handler(out_path: str):
                 self.send_error(413)
                 return
             request = ExportTraceServiceRequest()
+            raw = self.rfile.read(length)
             try:
-                request.ParseFromString(self.rfile.read(length))
+                request.ParseFromString(raw)
             except Exception:  # a body that is not the message
                 self.send_error(400)
                 return
             lines = [json.dumps(s, sort_keys=True) + "\n" for s in spans(request)]
-            with LOCK, open(out_path, "a", encoding="utf-8") as out:
-                out.writelines(lines)
+            with LOCK:
+                with open(out_path + ".pb", "ab") as out:
+                    out.write(struct.pack(">I", len(raw)) + raw)
+                with open(out_path, "a", encoding="utf-8") as out:
+                    out.writelines(lines)
             body = ExportTraceServiceResponse().SerializeToString()
             self.send_response(200)
             self.send_header("content-type", "application/x-protobuf")

@@ -56,7 +56,7 @@ def assert_one_trace(stack: dict[str, str], trace_id: str) -> None:
     assert call["span"]["principal"] and call["span"]["request_id"]
     core = traced(stack, "core-api", trace_id)
     assert core, f"no core-api line with trace id {trace_id}"
-    assert all(l["span"]["path"] == "/v1/transactions/txn_000200" for l in core), core
+    assert all(l["span"]["url.path"] == "/v1/transactions/txn_000200" for l in core), core
 
 
 @pytest.mark.anyio

@@ -8,16 +8,23 @@ decodes as a JSON line to stack.env's KOSHA_OTLP_SPANS. Through the official MCP
 trace: gateway request → tool call → core-api attempt → core-api request → database (and the
 embeddings call with its faulted attempts), each span the child of the one before, with the
 attributes the SPEC names, and no token, key or signature in any span the stack exported.
+One request that carries both an HTTP `traceparent` and another `params._meta.traceparent` is
+one trace, `_meta`'s, with the header's as a link: checked on the OTLP bodies as sent, decoded
+here with the `opentelemetry-proto` package (the receiver keeps them in KOSHA_OTLP_SPANS.pb),
+with each attribute's OTLP type.
 """
 
 from __future__ import annotations
 
 import json
 import secrets
+import struct
 import time
 from pathlib import Path
 
 import pytest
+
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
 from kosha_client import session
 from test_chaos import sign
@@ -89,7 +96,8 @@ def gateway_to_core_api(spans: list[dict], tool: str, parent_span_id: str) -> tu
     core-api's request span under that attempt."""
     call = one(spans, service="mcp-gateway", name=f"tools/call {tool}")
     assert call["parent_span_id"] == parent_span_id, call
-    assert call["attributes"]["tool"] == tool
+    assert call["attributes"]["gen_ai.tool.name"] == tool
+    assert call["attributes"]["gen_ai.operation.name"] == "execute_tool"
     assert call["attributes"]["mcp.method.name"] == "tools/call"
     # The first attempt or, when a slow one was hedged (issue #33) and the hedge answered
     # first, the hedge (`hedge` = true, the same number): the one whose outcome is ok.
@@ -118,13 +126,14 @@ async def test_a_get_transaction_is_one_trace_from_the_gateway_to_postgresql(gat
     assert request["service"] == "mcp-gateway" and request["name"] == "request", request
     assert request["parent_span_id"] == caller, request
     assert request["kind"] == "SPAN_KIND_SERVER"
-    assert request["attributes"]["method"] == "POST" and request["attributes"]["path"] == "/mcp"
+    assert request["attributes"]["http.request.method"] == "POST"
+    assert request["attributes"]["url.path"] == "/mcp"
     call, attempt, core = gateway_to_core_api(spans, "get_transaction", request["span_id"])
     attrs = call["attributes"]
     assert attrs["outcome"] == "ok" and attrs["degraded"] is False, attrs
     assert attrs["client_id"] == "kosha-dev-agent" and attrs["attempts"] == 1, attrs
     assert call["status"] != "STATUS_CODE_ERROR"
-    assert core["attributes"]["path"] == "/v1/transactions/txn_000200", core
+    assert core["attributes"]["url.path"] == "/v1/transactions/txn_000200", core
     db = child(spans, core, service="core-api", name="get_transaction")
     assert db["attributes"]["db.system.name"] == "postgresql", db
     assert db["attributes"]["db.operation.name"] == "get_transaction" and db["attributes"]["outcome"] == "ok"
@@ -150,8 +159,10 @@ async def test_a_degraded_search_traced_by_params_meta_shows_the_failed_embeddin
         return has_hop_chain(spans) and {"embeddings", "search_articles"} <= names
 
     spans = trace(stack, trace_id, complete)
-    # `_meta`'s context parents the tool call (the request span started before it was read).
-    call, attempt, core = gateway_to_core_api(spans, "search_knowledge_base", caller)
+    # One request is one trace (SPEC §12): `_meta`'s context parents the request span, the
+    # tool call is its child.
+    request = one(spans, service="mcp-gateway", name="request", parent_span_id=caller)
+    call, attempt, core = gateway_to_core_api(spans, "search_knowledge_base", request["span_id"])
     attrs = call["attributes"]
     assert attrs["outcome"] == "ok" and attrs["degraded"] is True, attrs
     assert attrs["degraded_reason"] == "embeddings_unavailable", attrs
@@ -182,6 +193,64 @@ async def test_a_degraded_search_traced_by_params_meta_shows_the_failed_embeddin
     # The full-text answer still read PostgreSQL, in the same trace.
     db = one(below, service="core-api", name="search_articles")
     assert db["attributes"]["outcome"] == "ok", db
+
+
+def decoded(stack: dict[str, str]) -> list[tuple[str, object]]:
+    """(service, Span) for every span the stack exported, decoded from the OTLP bodies."""
+    data = Path(stack["KOSHA_OTLP_SPANS"] + ".pb").read_bytes()
+    found, at = [], 0
+    while at + 4 <= len(data):
+        (n,) = struct.unpack(">I", data[at : at + 4])
+        request = ExportTraceServiceRequest()
+        request.ParseFromString(data[at + 4 : at + 4 + n])
+        at += 4 + n
+        for rs in request.resource_spans:
+            service = next((kv.value.string_value for kv in rs.resource.attributes if kv.key == "service.name"), "")
+            found.extend((service, s) for ss in rs.scope_spans for s in ss.spans)
+    return found
+
+
+def typed(span) -> dict[str, tuple[str, object]]:
+    """Each attribute of `span` as (its OTLP type, its value)."""
+    out = {}
+    for kv in span.attributes:
+        kind = kv.value.WhichOneof("value")
+        out[kv.key] = (kind, getattr(kv.value, kind) if kind else None)
+    return out
+
+
+async def test_meta_and_header_disagreeing_make_one_trace_with_the_header_as_a_link(gateway_url, agent_token, stack):
+    header_trace, header_span, header = new_parent()
+    meta_trace, meta_span, meta = new_parent()
+    async with session(gateway_url, agent_token, headers={"traceparent": header}) as s:
+        result = await s.call_tool("get_transaction", {"transaction_id": "txn_000200"}, meta={"traceparent": meta})
+    assert not result.is_error, result.structured_content
+    trace(stack, meta_trace, has_hop_chain)  # the JSON lines: everything has arrived
+    spans = decoded(stack)
+    ours = [(svc, s) for svc, s in spans if s.trace_id.hex() in (meta_trace, header_trace)]
+    calls = [s for svc, s in ours if s.name == "tools/call get_transaction"]
+    assert len(calls) == 1 and calls[0].trace_id.hex() == meta_trace, [s.name for _, s in ours]
+    call = calls[0]
+    request = next(s for svc, s in ours if s.span_id == call.parent_span_id)
+    assert request.name == "request" and request.trace_id.hex() == meta_trace, request
+    assert request.parent_span_id.hex() == meta_span, "_meta's context is the request span's parent"
+    assert [(l.trace_id.hex(), l.span_id.hex()) for l in request.links] == [(header_trace, header_span)]
+    # Every span under the request is in _meta's trace: nothing of the call is in the header's.
+    assert not [s.name for svc, s in ours if s.trace_id.hex() == header_trace and s.name != "request"]
+    attrs = typed(request)
+    assert attrs["http.request.method"] == ("string_value", "POST") and attrs["url.path"] == ("string_value", "/mcp")
+    attrs = typed(call)
+    assert attrs["mcp.method.name"] == ("string_value", "tools/call"), attrs
+    assert attrs["gen_ai.tool.name"] == ("string_value", "get_transaction"), attrs
+    assert attrs["attempts"][0] == "int_value", attrs
+    attempt = next(s for svc, s in ours if s.parent_span_id == call.span_id and s.name == "core-api attempt")
+    attrs = typed(attempt)
+    for key in ("attempt", "timeout_ms", "deadline_remaining_ms"):
+        assert attrs[key][0] == "int_value", (key, attrs)
+    # No library bookkeeping on any span the stack exported.
+    for svc, s in spans:
+        keys = {kv.key for kv in s.attributes}
+        assert not keys & {"busy_ns", "idle_ns", "target", "thread.id", "code.file.path"}, (svc, s.name, keys)
 
 
 def test_no_span_holds_a_token_key_or_signature(stack):

@@ -6,6 +6,7 @@
 //! - [`metrics`]: the metric catalogue (SPEC §12), printed in `docs/metrics.md`.
 //! - [`emf`]: the `metrics` recorder writing CloudWatch Embedded Metric Format documents.
 //! - [`otlp`]: OTLP/HTTP export of spans, on when OpenTelemetry's variables ask for it.
+//! - [`semconv`]: the OpenTelemetry attribute names spans are exported with (SPEC §12).
 //! - [`trace`]: the request span, W3C trace context in and out (SPEC §12).
 //! - [`serve`]: runs one axum [`Router`](axum::Router) under the Lambda runtime when
 //!   `AWS_LAMBDA_RUNTIME_API` is set, otherwise as a plain HTTP server on `KOSHA_LISTEN`;
@@ -24,6 +25,7 @@ pub mod config;
 pub mod emf;
 pub mod metrics;
 pub mod otlp;
+pub mod semconv;
 mod serve;
 pub mod server;
 pub mod sigv4;

@@ -16,9 +16,12 @@
 //! - **What:** every span of this workspace's crates at `info` or above ([`is_exported`]): the
 //!   `request` span of [`crate::trace`] and the spans the functions and the resilience policy
 //!   open inside it (tool call, dependency attempt, database, embeddings, batches). Their
-//!   fields become attributes; log events are not exported. The `request` span is a child of
-//!   the caller's `traceparent` (or X-Ray header), and the context sent onwards is that of the
-//!   innermost exported span ([`crate::trace::inject`]), so one trace spans the hops.
+//!   fields become attributes, named by [`crate::semconv`] (an `i64` field is an OTLP int;
+//!   `busy_ns`, `idle_ns`, `target`, `code.*` and `thread.*` are not exported); log events are
+//!   not exported. The `request` span is a child of a message's `_meta` trace context, else of
+//!   the caller's `traceparent` (or X-Ray header) ([`crate::trace`], "One request is one
+//!   trace"), and the context sent onwards is that of the innermost exported span
+//!   ([`crate::trace::inject`]), so one trace spans the hops.
 //! - **Lambda:** the instance is frozen once a response is returned, so [`flush`] sends the
 //!   finished spans first, waiting at most [`FLUSH_WAIT`] (the collector, usually the ADOT
 //!   layer's, is on localhost).
@@ -28,7 +31,8 @@ use std::time::Duration;
 
 use opentelemetry::Context;
 use opentelemetry::trace::{SpanContext, TraceContextExt, TracerProvider as _};
-use opentelemetry_sdk::trace::{SdkTracerProvider, Tracer};
+use opentelemetry::trace::{SpanId, TraceId};
+use opentelemetry_sdk::trace::{IdGenerator, RandomIdGenerator, SdkTracerProvider, Tracer};
 use tracing::Metadata;
 use tracing_opentelemetry::{OpenTelemetryLayer, OpenTelemetrySpanExt};
 use tracing_subscriber::registry::LookupSpan;
@@ -49,6 +53,35 @@ const OURS: [&str; 6] = [
 ];
 
 static PROVIDER: OnceLock<Option<SdkTracerProvider>> = OnceLock::new();
+
+thread_local! {
+    /// The trace id the next root span started on this thread takes ([`with_trace_id`]).
+    static NEXT_TRACE: std::cell::Cell<Option<TraceId>> = const { std::cell::Cell::new(None) };
+}
+
+/// Random ids, except a root span's trace id while [`with_trace_id`] names one: a request's
+/// log lines carry its trace id before its exported span starts ([`crate::trace`]).
+#[derive(Debug, Default)]
+struct Preset(RandomIdGenerator);
+
+impl IdGenerator for Preset {
+    fn new_trace_id(&self) -> TraceId {
+        NEXT_TRACE.take().unwrap_or_else(|| self.0.new_trace_id())
+    }
+
+    fn new_span_id(&self) -> SpanId {
+        self.0.new_span_id()
+    }
+}
+
+/// Runs `f` with `id` as the trace id of the first root span started on this thread inside
+/// it (none when `id` is `None`).
+pub(crate) fn with_trace_id<T>(id: Option<TraceId>, f: impl FnOnce() -> T) -> T {
+    NEXT_TRACE.set(id);
+    let out = f();
+    NEXT_TRACE.set(None);
+    out
+}
 
 /// Whether the variables ask for export (module docs, "When").
 fn requested() -> bool {
@@ -99,6 +132,7 @@ fn build(service: &str, endpoint: Option<&str>) -> Option<SdkTracerProvider> {
     Some(
         SdkTracerProvider::builder()
             .with_batch_exporter(exporter)
+            .with_id_generator(Preset::default())
             .with_resource(resource.build())
             .build(),
     )
@@ -132,21 +166,44 @@ where
         tracing_opentelemetry::layer()
             .with_tracer(tracer)
             .with_location(false)
-            .with_threads(false),
+            .with_threads(false)
+            // Library bookkeeping is not exported (SPEC §12).
+            .with_tracked_inactivity(false)
+            .with_target(false)
+            // A span starts when its first child opens or its context is asked for, not when
+            // it is entered, so the request span can still take `_meta`'s parent once the
+            // body is read ([`crate::trace`]).
+            .with_context_activation(false),
     )
 }
 
-/// Makes `span`'s exported span a child of `parent` (or of its tracing parent when `None`)
-/// and returns its context, when spans are exported and `span` is one of them; `None`
-/// otherwise (the caller keeps its own context). Call it before `span` is first entered.
-pub fn adopt(span: &tracing::Span, parent: Option<&SpanContext>) -> Option<Context> {
+/// Starts `span`'s exported span as a child of `parent` (or of its tracing parent when
+/// `None`), linked to `link`, a root taking trace id `root` when it has no parent, and returns
+/// its context, when spans are exported and `span` is one of them; `None` otherwise (the caller
+/// keeps its own context). A span already started keeps its parent and gets the link.
+pub fn start(
+    span: &tracing::Span,
+    parent: Option<&SpanContext>,
+    link: Option<SpanContext>,
+    root: Option<TraceId>,
+) -> Option<Context> {
     provider()?;
     if let Some(p) = parent {
-        span.set_parent(Context::new().with_remote_span_context(p.clone()))
-            .ok()?;
+        // An error means the span started already (a child opened first): it keeps its parent.
+        let _ = span.set_parent(Context::new().with_remote_span_context(p.clone()));
     }
-    let cx = span.context();
+    if let Some(l) = link {
+        span.add_link(l);
+    }
+    let cx = with_trace_id(root, || span.context());
     cx.span().span_context().is_valid().then_some(cx)
+}
+
+/// Sets `span`'s parent before it starts (see [`start`]); nothing when spans are not exported.
+pub(crate) fn set_parent(span: &tracing::Span, parent: &SpanContext) {
+    if provider().is_some() {
+        let _ = span.set_parent(Context::new().with_remote_span_context(parent.clone()));
+    }
 }
 
 /// The context to send onwards from inside the current span: its exported span's, when

@@ -7,9 +7,10 @@
 //!   `traceparent` (+ `tracestate`) header, else the X-Ray trace of the Lambda invocation or an
 //!   `X-Amzn-Trace-Id` header (`Root=1-5759e988-bd862e3fe1be46a994272793` is trace
 //!   `5759e988bd862e3fe1be46a994272793`, AWS's own W3C mapping), else a new trace. The
-//!   gateway may replace it with the `params._meta.traceparent` of a `tools/call`
-//!   ([`RequestTrace::adopt`], MCP 2026-07-28, SEP-414);
-//! - `method`, `path` (no query string; at most [`MAX_PATH_LEN`] bytes, then `…`), and
+//!   gateway replaces it with a message's `params._meta.traceparent` once the body is read
+//!   ([`RequestTrace::begin`], MCP 2026-07-28, SEP-414);
+//! - `http.request.method`, `url.path` (no query string; at most [`MAX_PATH_LEN`] bytes, then
+//!   `…`; OpenTelemetry's names, [`crate::semconv`]), and
 //!   `principal` (empty until a layer records it);
 //!
 //! and logs one `handled` line with `status` and `elapsed_ms`, unless the handler wrote the
@@ -29,8 +30,15 @@
 //! (`TraceContextPropagator`, `XrayPropagator`). With export on ([`crate::otlp`]) the span id
 //! is the exported `request` span's (kind `server`, a field the log lines then show too), and
 //! what is sent onwards is the innermost exported span's (the dependency attempt making the
-//! call); a `_meta` trace context parents the spans the handler opens after it
-//! ([`RequestTrace::parent`]), the `request` span being started by then.
+//! call).
+//!
+//! **One request is one trace** (SPEC §12): the exported `request` span starts only when
+//! [`RequestTrace::begin`] is called (the gateway calls it once the JSON-RPC body is read),
+//! its first child opens, or the request ends. When `params._meta.traceparent` and the HTTP
+//! parent disagree, `_meta`'s is the parent of the `request` span, hence of every span of the
+//! request, the log lines carry its trace id, and the HTTP one is a span link. A request
+//! without a parent gets its trace id as it arrives, and its span, started later, takes it
+//! (`otlp::with_trace_id`), so the lines logged before the body is read carry it too.
 
 use std::future::Future;
 use std::sync::Arc;
@@ -44,7 +52,7 @@ use axum::response::Response;
 use opentelemetry::Context;
 use opentelemetry::context::FutureExt as _;
 use opentelemetry::propagation::{Extractor, Injector, TextMapPropagator};
-use opentelemetry::trace::{SpanContext, TraceContextExt, TraceFlags, TraceState};
+use opentelemetry::trace::{SpanContext, TraceContextExt, TraceFlags, TraceId, TraceState};
 use opentelemetry_sdk::propagation::TraceContextPropagator;
 use opentelemetry_sdk::trace::{IdGenerator, RandomIdGenerator};
 use tokio::time::Instant;
@@ -98,8 +106,12 @@ fn random_id() -> String {
 pub struct RequestTrace {
     span: tracing::Span,
     context: Context,
-    /// The `_meta` trace context adopted while spans are exported ([`RequestTrace::parent`]).
-    adopted: Option<SpanContext>,
+    /// The caller's span context from the headers (`traceparent`, else X-Ray).
+    http_parent: Option<SpanContext>,
+    /// The trace id of a request without a parent, taken by its span when it starts.
+    root: Option<TraceId>,
+    /// Whether [`RequestTrace::begin`] ran (shared by the clones).
+    begun: Arc<AtomicBool>,
     logged: Arc<AtomicBool>,
     clock: Arc<RequestClock>,
 }
@@ -141,44 +153,31 @@ impl RequestTrace {
         &self.span
     }
 
-    /// Continues the trace of `traceparent` (+ `tracestate`) instead, when it is valid: the
-    /// request's span id becomes its child and the span's `trace_id` is re-recorded. For a
-    /// trace context carried in the message rather than the headers (`params._meta`, MCP
-    /// 2026-07-28). Returns whether it was adopted.
-    pub fn adopt(&mut self, traceparent: &str, tracestate: Option<&str>) -> bool {
-        let mut carrier = HeaderMap::new();
-        for (name, value) in [
-            ("traceparent", Some(traceparent)),
-            ("tracestate", tracestate),
-        ] {
-            if let (Some(v), Ok(name)) = (value, HeaderName::try_from(name))
-                && let Ok(v) = HeaderValue::from_str(v)
-            {
-                carrier.insert(name, v);
-            }
-        }
-        let Some(parent) = w3c_parent(&carrier) else {
+    /// Starts the request's trace, once (later calls return `false` and change nothing): its
+    /// parent is `carrier`'s `traceparent` (+ `tracestate`) when that is valid, a trace
+    /// context carried in the message rather than the headers (`params._meta`, MCP
+    /// 2026-07-28, SEP-414), else the headers'. With export on, the `request` span starts here
+    /// with that parent, linked to the HTTP parent when `_meta`'s differs from it; the span's
+    /// `trace_id` is re-recorded. Returns whether `carrier` was adopted.
+    pub fn begin(&mut self, carrier: Option<(&str, Option<&str>)>) -> bool {
+        if self.begun.swap(true, Ordering::AcqRel) {
             return false;
+        }
+        let meta = carrier.and_then(|(parent, state)| meta_parent(parent, state));
+        let link = match (&meta, &self.http_parent) {
+            (Some(m), Some(h)) if m.trace_id() != h.trace_id() || m.span_id() != h.span_id() => {
+                Some(h.clone())
+            }
+            _ => None,
         };
-        if crate::otlp::enabled() {
-            // The spans opened next are the children, with ids of their own.
-            self.context = Context::new().with_remote_span_context(parent.clone());
-            self.adopted = Some(parent);
-        } else {
-            self.context = child_of(Some(&parent));
+        let parent = meta.as_ref().or(self.http_parent.as_ref());
+        match crate::otlp::start(&self.span, parent, link, self.root) {
+            Some(exported) => self.context = exported,
+            None if meta.is_some() => self.context = child_of(parent),
+            None => {}
         }
         self.span.record("trace_id", self.trace_id().as_str());
-        true
-    }
-
-    /// Makes `span`, opened inside this request and not yet entered, a child of the
-    /// `params._meta` trace context [`RequestTrace::adopt`]ed, when spans are exported and one
-    /// was; otherwise it stays the child of the span it was opened in. For the first span a
-    /// handler opens after adopting (the gateway's tool call).
-    pub fn parent(&self, span: &tracing::Span) {
-        if let Some(parent) = &self.adopted {
-            let _ = crate::otlp::adopt(span, Some(parent));
-        }
+        meta.is_some()
     }
 
     /// Marks the request as logged by its handler: [`request_span`] then skips its `handled`
@@ -231,6 +230,22 @@ impl Extractor for HeaderExtractor<'_> {
     fn keys(&self) -> Vec<&str> {
         self.0.keys().map(HeaderName::as_str).collect()
     }
+}
+
+/// The span context of a `traceparent` (+ `tracestate`) carried in a message, when valid.
+fn meta_parent(traceparent: &str, tracestate: Option<&str>) -> Option<SpanContext> {
+    let mut carrier = HeaderMap::new();
+    for (name, value) in [
+        ("traceparent", Some(traceparent)),
+        ("tracestate", tracestate),
+    ] {
+        if let (Some(v), Ok(name)) = (value, HeaderName::try_from(name))
+            && let Ok(v) = HeaderValue::from_str(v)
+        {
+            carrier.insert(name, v);
+        }
+    }
+    w3c_parent(&carrier)
 }
 
 /// The caller's span context from `traceparent`/`tracestate`, when valid.
@@ -293,30 +308,30 @@ pub async fn request_span(mut request: Request, next: Next) -> Response {
                 $($kind)*
                 request_id = %request_id,
                 trace_id = %trace_id,
-                method = %request.method(),
-                path = %clipped_path(request.uri().path()),
+                { crate::semconv::HTTP_REQUEST_METHOD } = request.method().as_str(),
+                { crate::semconv::URL_PATH } = %clipped_path(request.uri().path()),
                 principal = tracing::field::Empty,
             )
         };
     }
-    let (span, context) = if crate::otlp::enabled() {
+    let span = if crate::otlp::enabled() {
         let span = request!(otel.kind = "server",);
-        // The exported span's context is the one sent onwards.
-        match crate::otlp::adopt(&span, parent.as_ref()) {
-            Some(exported) => {
-                let id = exported.span().span_context().trace_id().to_string();
-                span.record("trace_id", id.as_str());
-                (span, exported)
-            }
-            None => (span, context),
+        // Not started yet: `begin` may still give it `_meta`'s parent.
+        if let Some(p) = &parent {
+            crate::otlp::set_parent(&span, p);
         }
+        span
     } else {
-        (request!(), context)
+        request!()
     };
     let trace = RequestTrace {
         span: span.clone(),
         context: context.clone(),
-        adopted: None,
+        root: parent
+            .is_none()
+            .then(|| context.span().span_context().trace_id()),
+        http_parent: parent,
+        begun: Arc::default(),
         logged: Arc::default(),
         clock: Arc::new(RequestClock {
             started: Instant::now(),
@@ -325,7 +340,19 @@ pub async fn request_span(mut request: Request, next: Next) -> Response {
     };
     request.extensions_mut().insert(trace.clone());
     async move {
-        let response = next.run(request).await;
+        let mut trace = trace;
+        let response = {
+            // A span started before `begin` (a child opened first) takes the logged trace id.
+            let root = trace.root;
+            let begun = trace.begun.clone();
+            let mut inner = std::pin::pin!(next.run(request));
+            std::future::poll_fn(|cx| {
+                let root = root.filter(|_| !begun.load(Ordering::Acquire));
+                crate::otlp::with_trace_id(root, || inner.as_mut().poll(cx))
+            })
+            .await
+        };
+        trace.begin(None);
         if !trace.logged.load(Ordering::Relaxed) {
             let elapsed = trace.clock.started.elapsed();
             tracing::info!(

@@ -155,17 +155,14 @@ impl ServerHandler for McpServer {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
         // rmcp runs this in a task of its own: re-enter the request's span and trace context
-        // (SPEC §12), from `params._meta` when the client sent one there.
-        let trace = request_trace(&context, &request);
+        // (SPEC §12; the edge started it from `params._meta` when the client sent one there).
+        let trace = request_trace(&context);
         let run = async {
-            // The call's span (SPEC §12), a child of the request's or of `_meta`'s context.
+            // The call's span (SPEC §12), a child of the request's.
             let span = observe::span(
                 &request.name,
                 principal(&context).map(|p| p.client_id.as_str()),
             );
-            if let Some(t) = &trace {
-                t.parent(&span);
-            }
             self.call_in(request, &context, trace.as_ref(), &span)
                 .instrument(span.clone())
                 .await
@@ -209,27 +206,14 @@ impl McpServer {
 }
 
 /// The request's trace ([`kosha_runtime::trace::RequestTrace`], put there by the request
-/// span), continuing the trace of `params._meta.traceparent` when it holds a valid one (MCP
-/// 2026-07-28, SEP-414: the message's context is the call's own, so it wins over the header).
-fn request_trace(
-    ctx: &RequestContext<RoleServer>,
-    request: &CallToolRequestParams,
-) -> Option<RequestTrace> {
-    let mut trace = ctx
-        .extensions
+/// span and started by the edge, from `params._meta.traceparent` when the message carries a
+/// valid one: MCP 2026-07-28, SEP-414, the message's context wins over the header).
+fn request_trace(ctx: &RequestContext<RoleServer>) -> Option<RequestTrace> {
+    ctx.extensions
         .get::<http::request::Parts>()?
         .extensions
-        .get::<RequestTrace>()?
-        .clone();
-    // rmcp moves `params._meta` into the context; a later version may leave it in place.
-    let meta = [Some(&ctx.meta), request.meta.as_ref()]
-        .into_iter()
-        .flatten()
-        .find_map(|m| m.get_traceparent().map(|p| (p, m.get_tracestate())));
-    if let Some((parent, state)) = meta {
-        trace.adopt(parent, state);
-    }
-    Some(trace)
+        .get::<RequestTrace>()
+        .cloned()
 }
 
 /// How a `tools/call` ended, before it becomes rmcp's answer.

@@ -27,6 +27,7 @@ use kosha_pg::PgPool;
 use kosha_resilience::deadline::Deadline;
 use kosha_resilience::policy::{Policy, PolicyError};
 use kosha_resilience::retry::Idempotency;
+use kosha_runtime::semconv;
 
 use crate::publish::{MAX_BATCH, Publish, PublishError};
 use crate::store::{self, Backlog, StoreError, Swept};
@@ -171,8 +172,8 @@ impl<P: Publish> Relay<P> {
         );
         let report = self.run_in(deadline).instrument(span.clone()).await;
         if let Ok(r) = &report {
-            span.record("published", r.published);
-            span.record("batches", r.batches);
+            span.record("published", semconv::int(r.published));
+            span.record("batches", i64::from(r.batches));
         }
         report
     }
@@ -241,9 +242,9 @@ impl<P: Publish> Relay<P> {
         );
         let report = self.batch_in(deadline).instrument(span.clone()).await;
         if let Ok(r) = &report {
-            span.record("claimed", r.claimed);
-            span.record("published", r.published);
-            span.record("refused", r.refused);
+            span.record("claimed", semconv::int(r.claimed));
+            span.record("published", semconv::int(r.published));
+            span.record("refused", semconv::int(r.refused));
         }
         report
     }

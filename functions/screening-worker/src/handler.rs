@@ -33,6 +33,7 @@ use aws_lambda_events::event::sqs::{SqsBatchResponse, SqsMessage};
 use kosha_contract::ids;
 use kosha_contract::screening::{ScreenRequest, ScreenResponse, ScreeningMessage};
 use kosha_resilience::deadline::Deadline;
+use kosha_runtime::semconv;
 use kosha_state::StateError;
 use kosha_state::screening::{Finished, ScreeningItem, ScreeningState};
 
@@ -145,7 +146,7 @@ impl<S: Sim, T: Store, Q: Queue> Worker<S, T, Q> {
         let span = tracing::info_span!(
             "screening_batch",
             otel.kind = "consumer",
-            messages = messages.len(),
+            messages = semconv::int(messages.len()),
             retried = tracing::field::Empty,
         );
         let outcomes = futures::future::join_all(messages.iter().map(|m| self.handle(m, deadline)))
@@ -157,7 +158,7 @@ impl<S: Sim, T: Store, Q: Queue> Worker<S, T, Q> {
                 response.add_failure(message.message_id.clone().unwrap_or_default());
             }
         }
-        span.record("retried", response.batch_item_failures.len());
+        span.record("retried", semconv::int(response.batch_item_failures.len()));
         response
     }
 

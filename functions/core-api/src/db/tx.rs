@@ -22,6 +22,7 @@ use std::time::Duration;
 
 use deadpool_postgres::Object;
 use kosha_resilience::chaos::FaultAction;
+use kosha_runtime::semconv;
 use tracing::Instrument as _;
 
 use super::{DbError, PgPool, checkout, faults};
@@ -49,8 +50,8 @@ pub(super) async fn with_client<T>(
         otel.name = operation,
         otel.kind = "client",
         otel.status_code = tracing::field::Empty,
-        db.system.name = "postgresql",
-        db.operation.name = operation,
+        { semconv::DB_SYSTEM_NAME } = "postgresql",
+        { semconv::DB_OPERATION_NAME } = operation,
         outcome = tracing::field::Empty,
         fault = tracing::field::Empty,
     );

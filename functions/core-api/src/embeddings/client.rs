@@ -29,6 +29,7 @@ use kosha_resilience::error::ConfigError;
 use kosha_resilience::overrides::OverrideSource;
 use kosha_resilience::policy::{Health, Policy, PolicyError};
 use kosha_resilience::retry::Idempotency;
+use kosha_runtime::semconv;
 use rand::rngs::SmallRng;
 use reqwest::header::{AUTHORIZATION, HeaderMap, RETRY_AFTER};
 use serde::{Deserialize, Serialize};
@@ -217,9 +218,9 @@ impl Embedder {
         let span = tracing::info_span!(
             "embeddings",
             otel.status_code = tracing::field::Empty,
-            gen_ai.operation.name = "embeddings",
-            gen_ai.request.model = %self.model,
-            inputs = inputs.len(),
+            { semconv::GEN_AI_OPERATION_NAME } = "embeddings",
+            { semconv::GEN_AI_REQUEST_MODEL } = %self.model,
+            inputs = semconv::int(inputs.len()),
             outcome = tracing::field::Empty,
         );
         let result = async {

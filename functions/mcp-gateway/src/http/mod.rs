@@ -53,6 +53,7 @@ use tower_http::cors::{AllowOrigin, CorsLayer};
 
 use kosha_runtime::audit::events;
 use kosha_runtime::throttle::Throttle;
+use kosha_runtime::trace::RequestTrace;
 
 use self::error::EdgeError;
 use self::rmcp_errors::json_errors;
@@ -290,6 +291,9 @@ async fn admit(edge: &Edge, req: Request) -> Result<Admitted<'_>, EdgeError> {
         .get("mcp-protocol-version")
         .and_then(|v| v.to_str().ok());
     let message = envelope::check(&bytes, revision)?;
+    if let Some(trace) = parts.extensions.get_mut::<RequestTrace>() {
+        trace.begin(meta_trace_context(&message.message));
+    }
     if message.method.is_none() {
         return Ok(Admitted::Accepted);
     }
@@ -315,6 +319,14 @@ async fn admit(edge: &Edge, req: Request) -> Result<Admitted<'_>, EdgeError> {
         mapped_id,
         in_flight: slot,
     })))
+}
+
+/// A message's trace context, `params._meta.traceparent` (+ `tracestate`), when it carries
+/// one (MCP 2026-07-28, SEP-414): the parent of every span of the request (SPEC §12).
+fn meta_trace_context(message: &Value) -> Option<(&str, Option<&str>)> {
+    let meta = message.get("params")?.get("_meta")?;
+    let parent = meta.get("traceparent")?.as_str()?;
+    Some((parent, meta.get("tracestate").and_then(Value::as_str)))
 }
 
 /// The id of a request refused for its credentials: read only when the body is known to

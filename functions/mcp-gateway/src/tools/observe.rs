@@ -14,7 +14,9 @@
 //! - `tool_duration_ms{tool, outcome}` (a tool not in the catalogue has no series: its name
 //!   is the caller's text);
 //! - `degraded{tool, reason}` for a result that says `degraded: true` (SPEC §10);
-//! - the call's span ([`span`], exported only, SPEC §12): `tool`, `client_id`, `outcome`,
+//! - the call's span ([`span`], exported only, SPEC §12): `mcp.method.name` (`tools/call`),
+//!   `gen_ai.operation.name` (`execute_tool`), `gen_ai.tool.name` (OpenTelemetry's MCP and
+//!   GenAI names, `kosha_runtime::semconv`), `client_id`, `outcome`,
 //!   `degraded` (+ `degraded_reason`), `attempts`; status `error` for the outcomes logged at
 //!   `warn` or `error`. The caller's token is never a field: `client_id` is its claim.
 
@@ -27,6 +29,7 @@ use tracing::field::Empty;
 use serde_json::Value;
 
 use kosha_contract::echo::clip;
+use kosha_runtime::semconv;
 
 /// How a call ended, as the record reports it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -118,8 +121,9 @@ pub fn span(requested: &str, client_id: Option<&str>) -> tracing::Span {
         "tool_call",
         otel.name = Empty,
         otel.status_code = Empty,
-        mcp.method.name = "tools/call",
-        tool = Empty,
+        { semconv::MCP_METHOD_NAME } = "tools/call",
+        { semconv::GEN_AI_OPERATION_NAME } = "execute_tool",
+        { semconv::GEN_AI_TOOL_NAME } = Empty,
         client_id = client_id.unwrap_or_default(),
         outcome = Empty,
         degraded = Empty,
@@ -162,7 +166,7 @@ pub fn record(
         "internal" | "dependency_unavailable" | "deadline_exceeded" | "overloaded"
     );
     if !span.is_disabled() {
-        span.record("tool", &*name);
+        span.record(semconv::GEN_AI_TOOL_NAME, &*name);
         span.record("outcome", outcome.code);
         span.record("degraded", degraded);
         if let Some(reason) = outcome.degraded {
