@@ -87,8 +87,10 @@ def under(spans: list[dict], root: dict) -> list[dict]:
 
 
 def has_hop_chain(spans: list[dict]) -> bool:
-    services = {s["service"] for s in spans}
-    return {"mcp-gateway", "core-api"} <= services and any(s["name"] == "db" or s["attributes"].get("db.system.name") for s in spans)
+    """The gateway's tool call and core-api's database span have both arrived: each process
+    exports in its own batches, so core-api's spans may come before the gateway's."""
+    tool_call = any(s["service"] == "mcp-gateway" and s["name"].startswith("tools/call ") for s in spans)
+    return tool_call and any(s["name"] == "db" or s["attributes"].get("db.system.name") for s in spans)
 
 
 def gateway_to_core_api(spans: list[dict], tool: str, parent_span_id: str) -> tuple[dict, dict, dict]:
