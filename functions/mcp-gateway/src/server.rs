@@ -153,9 +153,11 @@ impl ServerHandler for McpServer {
         let trace = request_trace(&context, &request);
         let run = async {
             // The call's span (SPEC §12), a child of the request's or of `_meta`'s context.
+            let caller = principal(&context);
             let span = observe::span(
                 &request.name,
-                principal(&context).map(|p| p.client_id.as_str()),
+                caller.map(|p| p.client_id.as_str()),
+                caller.map(Principal::user),
             );
             if let Some(t) = &trace {
                 t.parent(&span);
@@ -343,6 +345,8 @@ impl McpServer {
             deps: self.gateway.deps(),
             backends: &self.backends,
             principal: client_id,
+            user: principal(context).map(Principal::user),
+            username: principal(context).and_then(|p| p.username.as_deref()),
             deadline,
             chaos: chaos.as_ref(),
             sent,
