@@ -103,6 +103,14 @@ async fn get_transaction_ok(app: &axum::Router, id: u64, token: &str) {
     json_body(resp).await;
 }
 
+/// The `tool call` line among `lines`.
+fn tool_call_line(lines: &[Value]) -> &Value {
+    lines
+        .iter()
+        .find(|l| l["message"] == "tool call")
+        .expect("a tool call line")
+}
+
 /// At most this many bytes of log per tool call (issue 15: the gateway wrote ~850 in 4 lines).
 const MAX_BYTES_PER_CALL: usize = 400;
 
@@ -161,10 +169,7 @@ async fn the_overhead_leaves_out_the_time_waiting_on_core_api() {
     let (logs, _guard) = capture();
     get_transaction_ok(&app, 1, &t).await;
     let lines = logs.lines();
-    let line = lines
-        .iter()
-        .find(|l| l["message"] == "tool call")
-        .expect("a tool call line");
+    let line = tool_call_line(&lines);
     assert!(line["duration_ms"].as_u64().unwrap() >= 300, "{line}");
     let overhead_us = line["overhead_us"].as_u64().expect("overhead_us");
     // A debug build on a loaded machine: generous, still far below the 300 ms wait.
@@ -230,10 +235,7 @@ async fn a_users_call_logs_the_sub_never_the_username_and_names_the_user_to_core
     let (logs, _guard) = capture();
     get_transaction_ok(&app, 1, &t).await;
     let lines = logs.lines();
-    let line = lines
-        .iter()
-        .find(|l| l["message"] == "tool call")
-        .expect("a tool call line");
+    let line = tool_call_line(&lines);
     assert_eq!(line["span"]["principal"], "agent-b", "{line}");
     assert_eq!(line["span"]["user"], "sub-alice", "{line}");
     for l in &lines {

@@ -142,10 +142,8 @@ async fn a_synchronous_answer_is_stored_and_read_back() {
     assert_eq!(tool_error(&body)["code"], "not_found", "{body}");
 }
 
-/// Issue #30: a screening stored before owners were recorded (no `client_id`) is nobody's.
-#[tokio::test]
-async fn a_screening_without_an_owner_is_not_found() {
-    let (table, sqs, queue) = recorded().await;
+/// A `clear` screening of a new id, as stored without an owner.
+fn clear_screening() -> kosha_state::screening::ScreeningItem {
     let id = format!("scr_{}", ulid::Ulid::new());
     let request = kosha_contract::screening::ScreenRequest {
         name: "Hiroshi Tanaka".into(),
@@ -155,7 +153,15 @@ async fn a_screening_without_an_owner_is_not_found() {
     let done = kosha_state::screening::ScreeningState::Done(
         serde_json::from_value(json!({"status": "clear", "matches": []})).unwrap(),
     );
-    let item = kosha_state::screening::ScreeningItem::new(id.clone(), request, done, 1_900_000_000);
+    kosha_state::screening::ScreeningItem::new(id, request, done, 1_900_000_000)
+}
+
+/// Issue #30: a screening stored before owners were recorded (no `client_id`) is nobody's.
+#[tokio::test]
+async fn a_screening_without_an_owner_is_not_found() {
+    let (table, sqs, queue) = recorded().await;
+    let item = clear_screening();
+    let id = item.id.clone();
     table.put_screening(&item).await.unwrap();
     let app = app(CLOSED, Screenings::new(table, sqs, Some(queue)));
     let read = structured(&app, "get_screening_result", json!({"screening_id": id})).await;
@@ -227,17 +233,8 @@ async fn a_screening_is_read_by_the_user_who_asked_for_it_only() {
 #[tokio::test]
 async fn a_screening_without_a_user_is_its_clients_own() {
     let (table, sqs, queue) = recorded().await;
-    let id = format!("scr_{}", ulid::Ulid::new());
-    let request = kosha_contract::screening::ScreenRequest {
-        name: "Hiroshi Tanaka".into(),
-        country: None,
-        date_of_birth: None,
-    };
-    let done = kosha_state::screening::ScreeningState::Done(
-        serde_json::from_value(json!({"status": "clear", "matches": []})).unwrap(),
-    );
-    let item = kosha_state::screening::ScreeningItem::new(id.clone(), request, done, 1_900_000_000)
-        .owned_by(Some("agent-b"), None);
+    let item = clear_screening().owned_by(Some("agent-b"), None);
+    let id = item.id.clone();
     table.put_screening(&item).await.unwrap();
     let app = app(CLOSED, Screenings::new(table, sqs, Some(queue)));
     let machine = common::machine_token("agent-b", &["kosha/agent"]);

@@ -49,10 +49,14 @@ async fn gateway(db: &TestDb) -> (Router, Arc<AtomicUsize>) {
 
 /// `name(arguments)` as `client_id` (an agent); the JSON-RPC answer.
 async fn call_as(app: &Router, client_id: &str, name: &str, arguments: Value) -> Value {
-    let bearer = token(client_id, &[Role::Agent]);
+    call_with(app, &token(client_id, &[Role::Agent]), name, arguments).await
+}
+
+/// `name(arguments)` with the bearer token `bearer`; the JSON-RPC answer.
+async fn call_with(app: &Router, bearer: &str, name: &str, arguments: Value) -> Value {
     let resp = app
         .clone()
-        .oneshot(tools_call(1, &bearer, name, arguments))
+        .oneshot(tools_call(1, bearer, name, arguments))
         .await
         .unwrap();
     json_body(resp).await
@@ -158,13 +162,7 @@ async fn different_principals_with_the_same_key_do_not_collide() {
 
 /// `name(arguments)` as the user `sub` of the app client `agent-b`; the JSON-RPC answer.
 async fn call_by(app: &Router, sub: &str, name: &str, arguments: Value) -> Value {
-    let bearer = common::user_token("agent-b", sub);
-    let resp = app
-        .clone()
-        .oneshot(tools_call(1, &bearer, name, arguments))
-        .await
-        .unwrap();
-    json_body(resp).await
+    call_with(app, &common::user_token("agent-b", sub), name, arguments).await
 }
 
 /// Issue 44: two users of one app client never replay each other's writes, with or without
