@@ -176,6 +176,14 @@ impl Principal {
     pub fn has_role(&self, role: Role) -> bool {
         self.roles.contains(&role)
     }
+
+    /// The person calling (SPEC §5 "The user"): a user token's `sub`, and for a machine
+    /// client's token its `sub`, which is its `client_id`: a client-credentials token's user is
+    /// its client. Sent to core-api as `X-Kosha-User`, part of every idempotency key and
+    /// screening's scope, and logged (unlike `username`, which only audit events carry).
+    pub fn user(&self) -> &str {
+        &self.subject
+    }
 }
 
 #[cfg(test)]

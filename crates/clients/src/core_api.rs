@@ -1,6 +1,7 @@
 //! core-api client (SPEC §7): REST over reqwest/rustls.
 //!
 //! Every call carries `X-Kosha-Principal` (the caller's `client_id`, never the agent's token),
+//! `X-Kosha-User` (the calling person's `sub`, SPEC §5 "The user"),
 //! `X-Request-Deadline` (the gateway's deadline less the 150 ms hop margin) and the call's
 //! `traceparent` (SPEC §12, [`kosha_runtime::trace::propagate`]). Errors keep
 //! core-api's `{"error": {"code", "message", ...}}` body so the tool layer can map 4xx to the
@@ -36,6 +37,9 @@ pub type CoreApiError = ClientError;
 pub struct CallMeta {
     /// The caller's `client_id` (`X-Kosha-Principal`).
     pub principal: Option<String>,
+    /// The calling person's `sub` (`X-Kosha-User`, SPEC §5 "The user"; a machine client's is
+    /// its `client_id`).
+    pub user: Option<String>,
     /// `X-Request-Deadline` value (RFC 3339 UTC with ms), already reduced by the hop margin.
     pub deadline_header: Option<String>,
     /// Hard cap on this attempt, in addition to the deadline header.
@@ -262,6 +266,9 @@ impl CoreApi {
         }
         if let Some(k) = idempotency_key {
             req = req.header(headers::IDEMPOTENCY_KEY, k);
+        }
+        if let Some(u) = &meta.user {
+            req = req.header(headers::USER, u);
         }
         let caller = Caller {
             principal: meta.principal.as_deref(),

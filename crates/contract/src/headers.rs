@@ -5,6 +5,12 @@
 /// request; the agent's token is never forwarded (SPEC §5).
 pub const PRINCIPAL: &str = "x-kosha-principal";
 
+/// The calling person, set by the gateway beside [`PRINCIPAL`] on every core-api request: the
+/// token's `sub`, which for a machine client is its `client_id` (SPEC §5 "The user"). core-api
+/// stores it as `created_by` on every write and scopes idempotency keys by it; 1–255 printable
+/// ASCII characters, anything else is 400 `invalid_argument` (SPEC §7).
+pub const USER: &str = "x-kosha-user";
+
 /// The absolute deadline of the request, RFC 3339 UTC with milliseconds and `Z`
 /// (`2026-11-30T12:00:07.850Z`): past → 504, malformed → 400, over 60 s ahead → clamped
 /// (SPEC §7).

@@ -311,6 +311,7 @@ pub async fn request_span(mut request: Request, next: Next) -> Response {
                 { crate::semconv::HTTP_REQUEST_METHOD } = request.method().as_str(),
                 { crate::semconv::URL_PATH } = %clipped_path(request.uri().path()),
                 principal = tracing::field::Empty,
+                user = tracing::field::Empty,
             )
         };
     }
@@ -372,6 +373,14 @@ pub async fn request_span(mut request: Request, next: Next) -> Response {
 pub fn record_principal(principal: &str) {
     if loggable(principal) {
         tracing::Span::current().record("principal", principal);
+    }
+}
+
+/// Records the calling person's `sub` on the current request span (`user` on every log line
+/// of the request, SPEC §5 "The user"); never the `username`, which audit events alone carry.
+pub fn record_user(user: &str) {
+    if loggable(user) {
+        tracing::Span::current().record("user", user);
     }
 }
 

@@ -5,7 +5,10 @@
 //! Attributes: `pk`, `status` (`pending` | `done` | `failed`), `request` (the screening-sim
 //! request as JSON text), `result?` (screening-sim's answer as JSON text, when `done`),
 //! `failure_reason?` (when `failed`), `client_id?` (the issuing client, SPEC §4: only it may
-//! read the screening; absent on items written before issue #30), `created_at` (N, epoch s),
+//! read the screening; absent on items written before issue #30), `user?` (the issuing user's
+//! `sub`, SPEC §5 "The user": only that user of the client may read it; absent on items
+//! written before issue 44, which only a machine client, whose user is itself, may read),
+//! `created_at` (N, epoch s),
 //! `completed_at?` (N, epoch s), `expires_at` (N, `created_at` + 7 days).
 //!
 //! - **Writes**: [`StateTable::put_screening`] creates an item and never overwrites one
@@ -79,6 +82,10 @@ pub struct ScreeningItem {
     /// The issuing client's `client_id` (SPEC §4); `None` on items written before issue #30,
     /// which no client may read.
     pub client_id: Option<String>,
+    /// The issuing user's `sub` (SPEC §5 "The user"); `None` on items written before issue 44,
+    /// read as the client's own (a machine client's user is its client), so a user of an app
+    /// client never reads them.
+    pub user: Option<String>,
 }
 
 impl ScreeningItem {
@@ -91,20 +98,28 @@ impl ScreeningItem {
             created_at: now_s,
             expires_at: now_s.saturating_add(SCREENING_TTL_S),
             client_id: None,
+            user: None,
         }
     }
 
-    /// The same item, owned by `client_id` (SPEC §4).
+    /// The same item, owned by `user` of `client_id` (SPEC §4, §5 "The user").
     #[must_use]
-    pub fn owned_by(mut self, client_id: Option<&str>) -> Self {
+    pub fn owned_by(mut self, client_id: Option<&str>, user: Option<&str>) -> Self {
         self.client_id = client_id.map(str::to_owned);
+        self.user = user.map(str::to_owned);
         self
     }
 
-    /// Whether `client_id` may read this screening: only its issuing client; an item
-    /// without an owner (written before issue #30) is nobody's.
-    pub fn readable_by(&self, client_id: Option<&str>) -> bool {
-        client_id.is_some() && self.client_id.as_deref() == client_id
+    /// Whether `user` of `client_id` may read this screening: only its issuing user of its
+    /// issuing client. An item without a client (written before issue #30) is nobody's; one
+    /// without a user (before issue 44) is its client's own, readable only by a caller whose
+    /// user is that client (a machine client).
+    pub fn readable_by(&self, client_id: Option<&str>, user: Option<&str>) -> bool {
+        let Some(owner) = self.client_id.as_deref() else {
+            return false;
+        };
+        let issuer = self.user.as_deref().unwrap_or(owner);
+        client_id == Some(owner) && user == Some(issuer)
     }
 }
 
@@ -160,6 +175,7 @@ fn parse(id: &str, item: &Item) -> Result<ScreeningItem, StateError> {
         created_at: attr::n_i64(item, "created_at").ok_or_else(|| malformed("created_at"))?,
         expires_at: attr::n_i64(item, "expires_at").ok_or_else(|| malformed("expires_at"))?,
         client_id: attr::s(item, "client_id").map(str::to_owned),
+        user: attr::s(item, "user").map(str::to_owned),
     })
 }
 
@@ -181,6 +197,9 @@ impl StateTable {
             .condition_expression("attribute_not_exists(pk)");
         if let Some(client_id) = &item.client_id {
             put = put.item("client_id", sv(client_id.as_str()));
+        }
+        if let Some(user) = &item.user {
+            put = put.item("user", sv(user.as_str()));
         }
         match &item.state {
             ScreeningState::Pending => {}
@@ -359,10 +378,38 @@ mod tests {
         );
         assert_eq!(i.expires_at - i.created_at, 604_800);
         assert_eq!(screening_key("scr_x"), "screening#scr_x");
-        assert!(!i.readable_by(Some("client-a")), "no owner: nobody's");
-        let owned = i.owned_by(Some("client-a"));
-        assert!(owned.readable_by(Some("client-a")));
-        assert!(!owned.readable_by(Some("client-b")));
-        assert!(!owned.readable_by(None));
+        let (a, b) = (Some("client-a"), Some("client-b"));
+        assert!(!i.readable_by(a, a), "no owner: nobody's");
+        let owned = i.clone().owned_by(a, a);
+        assert!(owned.readable_by(a, a));
+        assert!(!owned.readable_by(b, b));
+        assert!(!owned.readable_by(None, None));
+    }
+
+    /// Issue 44: a screening is its issuing user's, within its client; one stored before
+    /// users were recorded is its client's own.
+    #[test]
+    fn a_screening_is_read_by_its_user_of_its_client_only() {
+        let request = ScreenRequest {
+            name: "A".into(),
+            country: None,
+            date_of_birth: None,
+        };
+        let i = ScreeningItem::new("scr_x".into(), request, ScreeningState::Pending, 1_000);
+        let (app, alice, bob) = (Some("app"), Some("sub-alice"), Some("sub-bob"));
+        let mine = i.clone().owned_by(app, alice);
+        assert!(mine.readable_by(app, alice));
+        assert!(!mine.readable_by(app, bob));
+        assert!(!mine.readable_by(Some("other"), alice));
+        assert!(!mine.readable_by(app, None));
+        let older = i.owned_by(app, None);
+        assert!(
+            older.readable_by(app, app),
+            "the machine client reads its own"
+        );
+        assert!(
+            !older.readable_by(app, alice),
+            "a user of the client does not"
+        );
     }
 }

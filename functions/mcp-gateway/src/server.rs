@@ -159,9 +159,11 @@ impl ServerHandler for McpServer {
         let trace = request_trace(&context);
         let run = async {
             // The call's span (SPEC §12), a child of the request's.
+            let caller = principal(&context);
             let span = observe::span(
                 &request.name,
-                principal(&context).map(|p| p.client_id.as_str()),
+                caller.map(|p| p.client_id.as_str()),
+                caller.map(Principal::user),
             );
             self.call_in(request, &context, trace.as_ref(), &span)
                 .instrument(span.clone())
@@ -333,6 +335,8 @@ impl McpServer {
             deps: self.gateway.deps(),
             backends: &self.backends,
             principal: client_id,
+            user: principal(context).map(Principal::user),
+            username: principal(context).and_then(|p| p.username.as_deref()),
             deadline,
             chaos: chaos.as_ref(),
             sent,

@@ -3,7 +3,7 @@
 //!
 //! - a `tools/call` writes exactly one line, with tool, outcome, duration, attempts, degraded,
 //!   the gateway's own time (`overhead_us`, without the waits on dependencies), principal,
-//!   request id and trace id; 1,000 calls stay within the per-call line and byte
+//!   user (the `sub`, never the `username`, issue 44), request id and trace id; 1,000 calls stay within the per-call line and byte
 //!   bound (the figure is printed and recorded in docs/benchmarks.md);
 //! - the trace context reaches core-api: from a `traceparent` header, from
 //!   `params._meta.traceparent` (MCP 2026-07-28), or a new trace when there is none; core-api
@@ -103,6 +103,14 @@ async fn get_transaction_ok(app: &axum::Router, id: u64, token: &str) {
     json_body(resp).await;
 }
 
+/// The `tool call` line among `lines`.
+fn tool_call_line(lines: &[Value]) -> &Value {
+    lines
+        .iter()
+        .find(|l| l["message"] == "tool call")
+        .expect("a tool call line")
+}
+
 /// At most this many bytes of log per tool call (issue 15: the gateway wrote ~850 in 4 lines).
 const MAX_BYTES_PER_CALL: usize = 400;
 
@@ -161,10 +169,7 @@ async fn the_overhead_leaves_out_the_time_waiting_on_core_api() {
     let (logs, _guard) = capture();
     get_transaction_ok(&app, 1, &t).await;
     let lines = logs.lines();
-    let line = lines
-        .iter()
-        .find(|l| l["message"] == "tool call")
-        .expect("a tool call line");
+    let line = tool_call_line(&lines);
     assert!(line["duration_ms"].as_u64().unwrap() >= 300, "{line}");
     let overhead_us = line["overhead_us"].as_u64().expect("overhead_us");
     // A debug build on a loaded machine: generous, still far below the 300 ms wait.
@@ -218,6 +223,30 @@ async fn sent_traceparent(core: &MockServer) -> String {
         .to_str()
         .unwrap()
         .to_owned()
+}
+
+/// Issue 44 (SPEC §5 "The user"): a user's call is logged with the user's `sub`, never the
+/// `username`, and core-api is told the user in `X-Kosha-User`.
+#[tokio::test]
+async fn a_users_call_logs_the_sub_never_the_username_and_names_the_user_to_core_api() {
+    let core = core_api().await;
+    let app = common::app(&core.uri(), 100.0, 64);
+    let t = common::user_token("agent-b", "sub-alice");
+    let (logs, _guard) = capture();
+    get_transaction_ok(&app, 1, &t).await;
+    let lines = logs.lines();
+    let line = tool_call_line(&lines);
+    assert_eq!(line["span"]["principal"], "agent-b", "{line}");
+    assert_eq!(line["span"]["user"], "sub-alice", "{line}");
+    for l in &lines {
+        assert!(
+            !l.to_string().contains("@example.com"),
+            "username logged: {l}"
+        );
+    }
+    let received = core.received_requests().await.unwrap();
+    assert_eq!(received[0].headers["x-kosha-user"], "sub-alice");
+    assert_eq!(received[0].headers["x-kosha-principal"], "agent-b");
 }
 
 #[tokio::test]

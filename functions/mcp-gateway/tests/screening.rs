@@ -142,10 +142,8 @@ async fn a_synchronous_answer_is_stored_and_read_back() {
     assert_eq!(tool_error(&body)["code"], "not_found", "{body}");
 }
 
-/// Issue #30: a screening stored before owners were recorded (no `client_id`) is nobody's.
-#[tokio::test]
-async fn a_screening_without_an_owner_is_not_found() {
-    let (table, sqs, queue) = recorded().await;
+/// A `clear` screening of a new id, as stored without an owner.
+fn clear_screening() -> kosha_state::screening::ScreeningItem {
     let id = format!("scr_{}", ulid::Ulid::new());
     let request = kosha_contract::screening::ScreenRequest {
         name: "Hiroshi Tanaka".into(),
@@ -155,10 +153,99 @@ async fn a_screening_without_an_owner_is_not_found() {
     let done = kosha_state::screening::ScreeningState::Done(
         serde_json::from_value(json!({"status": "clear", "matches": []})).unwrap(),
     );
-    let item = kosha_state::screening::ScreeningItem::new(id.clone(), request, done, 1_900_000_000);
+    kosha_state::screening::ScreeningItem::new(id, request, done, 1_900_000_000)
+}
+
+/// Issue #30: a screening stored before owners were recorded (no `client_id`) is nobody's.
+#[tokio::test]
+async fn a_screening_without_an_owner_is_not_found() {
+    let (table, sqs, queue) = recorded().await;
+    let item = clear_screening();
+    let id = item.id.clone();
     table.put_screening(&item).await.unwrap();
     let app = app(CLOSED, Screenings::new(table, sqs, Some(queue)));
     let read = structured(&app, "get_screening_result", json!({"screening_id": id})).await;
+    assert_eq!(tool_error(&read)["code"], "not_found", "{read}");
+}
+
+/// `name(args)` with the bearer `token`; the JSON-RPC answer.
+async fn structured_as(app: &axum::Router, token: &str, name: &str, args: Value) -> Value {
+    let request = common::tools_call(2, token, name, args);
+    json_body(
+        tower::ServiceExt::oneshot(app.clone(), request)
+            .await
+            .unwrap(),
+    )
+    .await
+}
+
+/// Issue 44: each user of one app client reads their own screening; the other gets
+/// `not_found`.
+#[tokio::test]
+async fn a_screening_is_read_by_the_user_who_asked_for_it_only() {
+    let sim = MockServer::start().await;
+    Mock::given(method("POST"))
+        .and(path("/v1/screen"))
+        .respond_with(
+            ResponseTemplate::new(200).set_body_json(json!({"status": "clear", "matches": []})),
+        )
+        .mount(&sim)
+        .await;
+    let (table, sqs, queue) = recorded().await;
+    let app = app(&sim.uri(), Screenings::new(table, sqs, Some(queue)));
+    let (alice, bob) = (
+        common::user_token("agent-b", "sub-alice"),
+        common::user_token("agent-b", "sub-bob"),
+    );
+    let mut ids = Vec::new();
+    for token in [&alice, &bob] {
+        let screened =
+            structured_as(&app, token, "screen_entity", json!({"name": "Jane Roe"})).await;
+        let id = screened["result"]["structuredContent"]["screening_id"].clone();
+        assert!(id.is_string(), "{screened}");
+        ids.push(id);
+    }
+    for (reader, own, other) in [(&alice, &ids[0], &ids[1]), (&bob, &ids[1], &ids[0])] {
+        let read = structured_as(
+            &app,
+            reader,
+            "get_screening_result",
+            json!({"screening_id": own}),
+        )
+        .await;
+        assert_eq!(
+            read["result"]["structuredContent"]["status"], "clear",
+            "{read}"
+        );
+        let read = structured_as(
+            &app,
+            reader,
+            "get_screening_result",
+            json!({"screening_id": other}),
+        )
+        .await;
+        assert_eq!(tool_error(&read)["code"], "not_found", "{read}");
+    }
+}
+
+/// Issue 44: a screening stored before users were recorded (a `client_id`, no `user`) is its
+/// client's own: its machine client reads it, a user of that client does not.
+#[tokio::test]
+async fn a_screening_without_a_user_is_its_clients_own() {
+    let (table, sqs, queue) = recorded().await;
+    let item = clear_screening().owned_by(Some("agent-b"), None);
+    let id = item.id.clone();
+    table.put_screening(&item).await.unwrap();
+    let app = app(CLOSED, Screenings::new(table, sqs, Some(queue)));
+    let machine = common::machine_token("agent-b", &["kosha/agent"]);
+    let args = json!({"screening_id": id});
+    let read = structured_as(&app, &machine, "get_screening_result", args.clone()).await;
+    assert_eq!(
+        read["result"]["structuredContent"]["status"], "clear",
+        "{read}"
+    );
+    let user = common::user_token("agent-b", "sub-alice");
+    let read = structured_as(&app, &user, "get_screening_result", args).await;
     assert_eq!(tool_error(&read)["code"], "not_found", "{read}");
 }
 

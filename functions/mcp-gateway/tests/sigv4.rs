@@ -194,6 +194,7 @@ fn verifies(req: &wiremock::Request, secret: &str) -> bool {
 fn meta() -> CallMeta {
     CallMeta {
         principal: Some("kosha-dev-agent".to_owned()),
+        user: None,
         deadline_header: Some("2026-01-02T03:04:07.000Z".to_owned()),
         timeout: Duration::from_secs(5),
         chaos: None,

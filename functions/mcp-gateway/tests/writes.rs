@@ -49,10 +49,14 @@ async fn gateway(db: &TestDb) -> (Router, Arc<AtomicUsize>) {
 
 /// `name(arguments)` as `client_id` (an agent); the JSON-RPC answer.
 async fn call_as(app: &Router, client_id: &str, name: &str, arguments: Value) -> Value {
-    let bearer = token(client_id, &[Role::Agent]);
+    call_with(app, &token(client_id, &[Role::Agent]), name, arguments).await
+}
+
+/// `name(arguments)` with the bearer token `bearer`; the JSON-RPC answer.
+async fn call_with(app: &Router, bearer: &str, name: &str, arguments: Value) -> Value {
     let resp = app
         .clone()
-        .oneshot(tools_call(1, &bearer, name, arguments))
+        .oneshot(tools_call(1, bearer, name, arguments))
         .await
         .unwrap();
     json_body(resp).await
@@ -154,6 +158,74 @@ async fn different_principals_with_the_same_key_do_not_collide() {
         (json!(true), json!(true))
     );
     assert_eq!(count(&db, "core.reviews").await, 4);
+}
+
+/// `name(arguments)` as the user `sub` of the app client `agent-b`; the JSON-RPC answer.
+async fn call_by(app: &Router, sub: &str, name: &str, arguments: Value) -> Value {
+    call_with(app, &common::user_token("agent-b", sub), name, arguments).await
+}
+
+/// Issue 44: two users of one app client never replay each other's writes, with or without
+/// a key, and a second open dispute on one transaction is still a conflict.
+#[tokio::test]
+async fn two_users_of_one_client_do_not_replay_each_others_writes() {
+    let db = TestDb::seeded().await;
+    let (app, _) = gateway(&db).await;
+    let tool = "flag_transaction_for_review";
+    for args in [
+        json!({"transaction_id": "txn_000015", "reason": "odd"}),
+        json!({"transaction_id": "txn_000016", "reason": "odd", "idempotency_key": "k-1"}),
+    ] {
+        let alice = call_by(&app, "sub-alice", tool, args.clone()).await;
+        let bob = call_by(&app, "sub-bob", tool, args.clone()).await;
+        let (alice, bob) = (content(&alice), content(&bob));
+        assert_eq!(
+            (&alice["created"], &bob["created"]),
+            (&json!(true), &json!(true))
+        );
+        assert_ne!(alice["review_id"], bob["review_id"]);
+        let again = call_by(&app, "sub-alice", tool, args).await;
+        assert_eq!(content(&again)["created"], false);
+        assert_eq!(content(&again)["review_id"], alice["review_id"]);
+    }
+    assert_eq!(count(&db, "core.reviews").await, 4);
+    let args = json!({"transaction_id": "txn_000017", "reason": "not mine"});
+    let first = call_by(&app, "sub-alice", "raise_dispute", args.clone()).await;
+    let first = content(&first)["dispute_id"].clone();
+    let second = call_by(&app, "sub-bob", "raise_dispute", args).await;
+    assert_eq!(tool_error(&second)["code"], "conflict", "{second}");
+    assert!(
+        tool_error(&second)["message"]
+            .as_str()
+            .unwrap()
+            .contains(first.as_str().unwrap()),
+        "{second}"
+    );
+}
+
+/// Issue 44: a dispute raised through a user token names that user in its row and its event.
+#[tokio::test]
+async fn a_dispute_names_the_user_who_raised_it() {
+    let db = TestDb::seeded().await;
+    let (app, _) = gateway(&db).await;
+    let args = json!({"transaction_id": "txn_000018", "reason": "not mine"});
+    let raised = call_by(&app, "sub-alice", "raise_dispute", args).await;
+    let id = content(&raised)["dispute_id"].as_str().unwrap().to_owned();
+    let client = db.client().await;
+    let row = client
+        .query_one(
+            "SELECT d.created_by, d.client_id, o.payload->>'created_by'
+             FROM core.disputes d JOIN ops.outbox o ON o.aggregate_id = d.dispute_id
+             WHERE d.dispute_id = $1",
+            &[&id],
+        )
+        .await
+        .unwrap();
+    let got: (String, String, String) = (row.get(0), row.get(1), row.get(2));
+    assert_eq!(
+        got,
+        ("sub-alice".into(), "agent-b".into(), "sub-alice".into())
+    );
 }
 
 #[tokio::test]

@@ -8,7 +8,8 @@
 //!    replayed (or refused as a conflict when the body hash differs); if it rolled back, the
 //!    claim succeeds. An expired key (older than 24 h) is reclaimed in place, so expiry is lazy.
 //! 2. The business rules and the row ([`NewDispute`], [`NewReview`]).
-//! 3. The response into the key's row and one `ops.outbox` event, then commit.
+//! 3. The response into the key's row and one `ops.outbox` event, then commit. The event's
+//!    payload is the response with `created_by`, the user (SPEC §5 "The user").
 //!
 //! A refusal, an error or a timeout at any step rolls everything back: no row, no key, no event.
 
@@ -28,6 +29,8 @@ use crate::deadline::Budget;
 pub struct KeyScope<'a> {
     /// `X-Kosha-Principal`.
     pub principal: &'a str,
+    /// `X-Kosha-User` (the principal when absent): the record's `created_by`.
+    pub user: &'a str,
     /// The endpoint, e.g. `POST /v1/disputes`.
     pub endpoint: &'a str,
     /// `Idempotency-Key`.
@@ -53,7 +56,7 @@ pub enum Written {
 /// Why a write was refused (nothing was written).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Refusal {
-    /// The key was used (by this principal, on this endpoint) with a different body.
+    /// The key was used (by this principal and user, on this endpoint) with a different body.
     KeyReused,
     /// The transaction does not exist.
     TransactionNotFound,
@@ -116,9 +119,9 @@ async fn idempotent<T: serde::Serialize>(
         let claim = tx
             .prepare_cached(
                 "INSERT INTO ops.idempotency_keys
-                     (principal, endpoint, key, request_hash, expires_at)
-                 VALUES ($1, $2, $3, $4, now() + make_interval(secs => $5))
-                 ON CONFLICT (principal, endpoint, key) DO UPDATE
+                     (principal, endpoint, key, request_hash, expires_at, user_id)
+                 VALUES ($1, $2, $3, $4, now() + make_interval(secs => $5), $6)
+                 ON CONFLICT (principal, user_id, endpoint, key) DO UPDATE
                      SET request_hash = EXCLUDED.request_hash, status_code = NULL,
                          response = NULL, created_at = now(), expires_at = EXCLUDED.expires_at
                      WHERE ops.idempotency_keys.expires_at <= now()
@@ -135,6 +138,7 @@ async fn idempotent<T: serde::Serialize>(
                     &scope.key,
                     &scope.request_hash,
                     &ttl,
+                    &scope.user,
                 ],
             )
             .await?
@@ -143,11 +147,14 @@ async fn idempotent<T: serde::Serialize>(
             let first = tx
                 .prepare_cached(
                     "SELECT request_hash, status_code, response FROM ops.idempotency_keys
-                     WHERE principal = $1 AND endpoint = $2 AND key = $3",
+                     WHERE principal = $1 AND endpoint = $2 AND key = $3 AND user_id = $4",
                 )
                 .await?;
             let row = tx
-                .query_opt(&first, &[&scope.principal, &scope.endpoint, &scope.key])
+                .query_opt(
+                    &first,
+                    &[&scope.principal, &scope.endpoint, &scope.key, &scope.user],
+                )
                 .await?
                 .ok_or_else(|| DbError::Query("claimed key vanished".to_owned()))?;
             tx.commit().await?;
@@ -169,19 +176,29 @@ async fn idempotent<T: serde::Serialize>(
             // Dropping `tx` rolls back the claim too.
             Err(refusal) => return Ok(Err(refusal)),
         };
-        let payload = to_json(&body)?;
+        let mut payload = to_json(&body)?;
         let text = payload.to_string();
         let record = tx
             .prepare_cached(
                 "UPDATE ops.idempotency_keys SET status_code = 201, response = $4
-                 WHERE principal = $1 AND endpoint = $2 AND key = $3",
+                 WHERE principal = $1 AND endpoint = $2 AND key = $3 AND user_id = $5",
             )
             .await?;
         tx.execute(
             &record,
-            &[&scope.principal, &scope.endpoint, &scope.key, &text],
+            &[
+                &scope.principal,
+                &scope.endpoint,
+                &scope.key,
+                &text,
+                &scope.user,
+            ],
         )
         .await?;
+        // The event names the person; the response does not (SPEC §4 shapes, §5).
+        if let Value::Object(fields) = &mut payload {
+            fields.insert("created_by".to_owned(), Value::from(scope.user));
+        }
         let outbox = tx
             .prepare_cached(
                 "INSERT INTO ops.outbox (event_id, aggregate, aggregate_id, event_type, payload)
@@ -246,8 +263,9 @@ pub async fn raise_dispute(
         let insert = tx
             .prepare_cached(
                 "INSERT INTO core.disputes
-                     (dispute_id, transaction_id, reason, amount_minor, status, created_by)
-                 VALUES ($1, $2, $3, $4, $5, $6)
+                     (dispute_id, transaction_id, reason, amount_minor, status, created_by,
+                      client_id)
+                 VALUES ($1, $2, $3, $4, $5, $6, $7)
                  ON CONFLICT (transaction_id) WHERE status = 'open' DO NOTHING
                  RETURNING created_at",
             )
@@ -261,6 +279,7 @@ pub async fn raise_dispute(
                     &new.reason,
                     &amount,
                     &DISPUTE_OPEN,
+                    &scope.user,
                     &scope.principal,
                 ],
             )
@@ -315,8 +334,9 @@ pub async fn request_review(
         let review_id = format!("rev_{}", ulid::Ulid::new());
         let insert = tx
             .prepare_cached(
-                "INSERT INTO core.reviews (review_id, transaction_id, reason, status, created_by)
-                 VALUES ($1, $2, $3, $4, $5)
+                "INSERT INTO core.reviews
+                     (review_id, transaction_id, reason, status, created_by, client_id)
+                 VALUES ($1, $2, $3, $4, $5, $6)
                  RETURNING created_at",
             )
             .await?;
@@ -328,6 +348,7 @@ pub async fn request_review(
                     &new.transaction_id,
                     &new.reason,
                     &REVIEW_PENDING,
+                    &scope.user,
                     &scope.principal,
                 ],
             )

@@ -130,6 +130,11 @@ pub const PRINTABLE_HEADER_PATTERN: &str = "^[!-~](?:[ -~]*[!-~])?$";
 
 /// A required header of a write, checked by `writes::printable_header` (400 otherwise).
 fn printable_header(name: &str, description: &str) -> Parameter {
+    printable_header_if(name, description, Required::True)
+}
+
+/// A header of a write checked by `writes::printable_header` when `required` or present.
+fn printable_header_if(name: &str, description: &str, required: Required) -> Parameter {
     let schema = string()
         .min_length(Some(1))
         .max_length(Some(IDEMPOTENCY_KEY_MAX_CHARS))
@@ -138,7 +143,7 @@ fn printable_header(name: &str, description: &str) -> Parameter {
     ParameterBuilder::new()
         .name(name)
         .parameter_in(ParameterIn::Header)
-        .required(Required::True)
+        .required(required)
         .description(Some(description))
         .schema(Some(Schema::Object(schema)))
         .build()
@@ -211,6 +216,13 @@ impl IntoParams for WriteHeaders {
                 "X-Kosha-Principal",
                 "The calling principal, set by the gateway (SPEC §5); idempotency keys are \
                  scoped by it.",
+            ),
+            printable_header_if(
+                "X-Kosha-User",
+                "The calling user's sub, set by the gateway (SPEC §5 \"The user\"): stored as \
+                 created_by and in the outbox event; idempotency keys are scoped by it. Absent, \
+                 the user is X-Kosha-Principal.",
+                Required::False,
             ),
             printable_header(
                 "Idempotency-Key",

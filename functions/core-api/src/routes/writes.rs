@@ -6,6 +6,11 @@
 //! - `X-Kosha-Principal` (required on writes, same rule): keys are scoped by it and by the
 //!   endpoint (ARCHITECTURE pitfall 15), so a write without a caller has nothing to scope by.
 //!   The gateway always sends it (SPEC §5).
+//! - `X-Kosha-User` (optional, same rule when present): the calling person's `sub` (SPEC §5
+//!   "The user"). Keys are scoped by it too, so two users of one app client never replay each
+//!   other's answers (issue 44); it is stored as the record's `created_by` and in the outbox
+//!   event's payload. Absent (a gateway from before issue 44), the user is the principal, as
+//!   a machine client's is: such a write is attributed to its client.
 //!
 //! The body's canonical JSON ([`kosha_contract::canonical`]) is hashed with SHA-256 and stored
 //! with the key: the same key and body replay the first response (same status and body, plus
@@ -25,7 +30,7 @@ use kosha_contract::core_api::{
     DisputeRequest, IDEMPOTENCY_KEY_MAX_CHARS, REASON_MAX_CHARS, ReviewRequest,
 };
 use kosha_contract::error::ErrorBody;
-use kosha_contract::headers::{IDEMPOTENCY_KEY, IDEMPOTENT_REPLAYED, PRINCIPAL};
+use kosha_contract::headers::{IDEMPOTENCY_KEY, IDEMPOTENT_REPLAYED, PRINCIPAL, USER};
 use kosha_contract::ids::TRANSACTION;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
@@ -145,16 +150,51 @@ fn answer(written: Written) -> Response {
     response
 }
 
-/// Headers and body of a write: (principal, key, hash, typed body).
-fn prepare<T: DeserializeOwned>(
-    headers: &HeaderMap,
-    body: Value,
-) -> Result<(String, String, String, T), ApiError> {
+/// A write's checked headers and body.
+struct Prepared<T> {
+    /// `X-Kosha-Principal`.
+    principal: String,
+    /// `X-Kosha-User`, or the principal when absent.
+    user: String,
+    /// `Idempotency-Key`.
+    key: String,
+    /// SHA-256 (hex) of the canonical body.
+    hash: String,
+    /// The typed body.
+    request: T,
+}
+
+impl<T> Prepared<T> {
+    /// The key's scope on `endpoint`.
+    fn scope<'a>(&'a self, endpoint: &'a str) -> KeyScope<'a> {
+        KeyScope {
+            principal: &self.principal,
+            user: &self.user,
+            endpoint,
+            key: &self.key,
+            request_hash: &self.hash,
+        }
+    }
+}
+
+/// Headers and body of a write.
+fn prepare<T: DeserializeOwned>(headers: &HeaderMap, body: Value) -> Result<Prepared<T>, ApiError> {
     let key = printable_header(headers, IDEMPOTENCY_KEY, "Idempotency-Key")?.to_owned();
     let principal = printable_header(headers, PRINCIPAL, "X-Kosha-Principal")?.to_owned();
+    let user = if headers.contains_key(USER) {
+        printable_header(headers, USER, "X-Kosha-User")?.to_owned()
+    } else {
+        principal.clone()
+    };
     let hash = request_hash(&body);
     let request = typed(body)?;
-    Ok((principal, key, hash, request))
+    Ok(Prepared {
+        principal,
+        user,
+        key,
+        hash,
+        request,
+    })
 }
 
 /// `POST /v1/disputes`: 201 [`kosha_contract::core_api::Dispute`].
@@ -187,18 +227,14 @@ pub async fn raise_dispute(
     headers: HeaderMap,
     ApiJson(body): ApiJson<Value>,
 ) -> Result<Response, ApiError> {
-    let (principal, key, hash, request) = prepare::<DisputeRequest>(&headers, body)?;
+    let prepared = prepare::<DisputeRequest>(&headers, body)?;
+    let request = &prepared.request;
     ids::check("transaction_id", &request.transaction_id, &TRANSACTION)?;
     reason(&request.reason)?;
     if request.amount_minor.is_some_and(|a| a < 1) {
         return Err(ApiError::invalid("amount_minor must be a positive integer"));
     }
-    let scope = KeyScope {
-        principal: &principal,
-        endpoint: DISPUTES_ENDPOINT,
-        key: &key,
-        request_hash: &hash,
-    };
+    let scope = prepared.scope(DISPUTES_ENDPOINT);
     let new = NewDispute {
         transaction_id: &request.transaction_id,
         reason: &request.reason,
@@ -240,15 +276,11 @@ pub async fn request_review(
     headers: HeaderMap,
     ApiJson(body): ApiJson<Value>,
 ) -> Result<Response, ApiError> {
-    let (principal, key, hash, request) = prepare::<ReviewRequest>(&headers, body)?;
+    let prepared = prepare::<ReviewRequest>(&headers, body)?;
+    let request = &prepared.request;
     ids::check("transaction_id", &request.transaction_id, &TRANSACTION)?;
     reason(&request.reason)?;
-    let scope = KeyScope {
-        principal: &principal,
-        endpoint: REVIEWS_ENDPOINT,
-        key: &key,
-        request_hash: &hash,
-    };
+    let scope = prepared.scope(REVIEWS_ENDPOINT);
     let new = NewReview {
         transaction_id: &request.transaction_id,
         reason: &request.reason,

@@ -13,4 +13,5 @@ mod knowledge;
 mod openapi;
 mod seed;
 mod transactions;
+mod users;
 mod writes;

@@ -13,8 +13,8 @@ async fn migrate_twice_changes_nothing() {
     let first = migrate::migrate_and_seed(&mut client)
         .await
         .expect("first run");
-    assert_eq!(first.applied.len(), 5, "{:?}", first.applied);
-    assert_eq!(first.version, Some(10));
+    assert_eq!(first.applied.len(), 6, "{:?}", first.applied);
+    assert_eq!(first.version, Some(11));
     assert_eq!(first.seeded.accounts, 50);
     assert_eq!(first.seeded.transactions, 5_000);
     assert_eq!(first.seeded.articles, 40);
@@ -23,7 +23,7 @@ async fn migrate_twice_changes_nothing() {
         .await
         .expect("second run");
     assert!(second.applied.is_empty());
-    assert_eq!(second.version, Some(10));
+    assert_eq!(second.version, Some(11));
     assert_eq!(
         (
             second.seeded.accounts,
@@ -89,14 +89,14 @@ async fn migrate_and_seed_check_commands_say_what_they_did() {
     let first = last_line(&run(migrate).await);
     assert_eq!(
         first,
-        "core-api migrate: schema: applied 5 migrations (V1__schemas, V2__knowledge_base, \
-         V3__ops, V4__writes, V10__passages), now at V10; seed: inserted 50 accounts, 5000 \
+        "core-api migrate: schema: applied 6 migrations (V1__schemas, V2__knowledge_base, \
+         V3__ops, V4__writes, V10__passages, V11__users), now at V11; seed: inserted 50 accounts, 5000 \
          transactions, 40 articles"
     );
     let again = last_line(&run(migrate).await);
     assert_eq!(
         again,
-        "core-api migrate: schema: already up to date at V10; \
+        "core-api migrate: schema: already up to date at V11; \
          seed: already present (50 accounts, 5000 transactions, 40 articles)"
     );
 

@@ -157,11 +157,12 @@ async fn a_dispute_is_created_once_and_replayed_with_the_same_status_and_body() 
     assert_eq!(event.get::<_, String>(1), "dispute");
     assert_eq!(event.get::<_, String>(2), d["dispute_id"].as_str().unwrap());
     assert_eq!(event.get::<_, String>(3), "dispute.opened");
-    assert_eq!(
-        event.get::<_, Value>(4),
-        first.body,
-        "payload = response body"
-    );
+    // The payload is the response body with the user (SPEC §5 "The user"; without
+    // X-Kosha-User, the principal).
+    let mut payload = event.get::<_, Value>(4);
+    let created_by = payload.as_object_mut().unwrap().remove("created_by");
+    assert_eq!(payload, first.body, "payload = response body + created_by");
+    assert_eq!(created_by, Some(json!(AGENT)));
     assert!(event.get::<_, bool>(5));
     let created_by: String = client
         .query_one("SELECT created_by FROM core.disputes", &[])

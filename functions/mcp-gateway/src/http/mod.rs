@@ -280,6 +280,7 @@ async fn admit(edge: &Edge, req: Request) -> Result<Admitted<'_>, EdgeError> {
         }
     };
     kosha_runtime::trace::record_principal(&principal.client_id);
+    kosha_runtime::trace::record_user(principal.user());
     if let RateDecision::Limited { retry_after_s } = edge.principal_rate.check(&principal.client_id)
     {
         metrics::counter!("shed", "reason" => "principal_rate").increment(1);

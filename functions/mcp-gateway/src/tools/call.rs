@@ -36,6 +36,12 @@ pub struct Call<'a> {
     pub backends: &'a [Backend],
     /// The caller's `client_id`, forwarded as `X-Kosha-Principal`.
     pub principal: Option<&'a str>,
+    /// The calling person's `sub` ([`kosha_auth::Principal::user`]), forwarded as
+    /// `X-Kosha-User` and part of every idempotency key and screening's scope (SPEC §5).
+    pub user: Option<&'a str>,
+    /// The token's `username`, for audit events only (SPEC §5: often an email address, it is
+    /// never in a log line or a span).
+    pub username: Option<&'a str>,
     /// The absolute deadline of this call.
     pub deadline: Deadline,
     /// The request's honoured chaos header, if any (SPEC §9).
@@ -123,6 +129,7 @@ impl<'a> Call<'a> {
                 self.sent.count(&attempt);
                 op(CallMeta {
                     principal: self.principal.map(str::to_owned),
+                    user: self.user.map(str::to_owned),
                     deadline_header: Some(
                         hop_deadline(&self.deadline, attempt.timeout).to_header(),
                     ),

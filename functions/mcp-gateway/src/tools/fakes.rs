@@ -238,6 +238,9 @@ impl Harness {
                 Backend::ScreeningSim,
             ],
             principal: Some(principal),
+            // A machine client's user is its client (SPEC §5 "The user").
+            user: Some(principal),
+            username: None,
             deadline: Deadline::after(T::SPEC.budget),
             chaos: None,
             sent: &self.sent,

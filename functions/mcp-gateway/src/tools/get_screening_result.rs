@@ -121,7 +121,7 @@ impl Tool for GetScreeningResult {
             .waiting(screenings.read(&id, now_s, READ_WAIT.min(call.remaining())))
             .await
         {
-            Ok(Some(item)) if item.readable_by(call.principal) => item,
+            Ok(Some(item)) if item.readable_by(call.principal, call.user) => item,
             Ok(_) => {
                 return Err(ToolError::NotFound(format!(
                     "screening {} not found (unknown, or older than 7 days)",

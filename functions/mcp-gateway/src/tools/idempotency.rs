@@ -1,9 +1,10 @@
 //! The idempotency key of a write tool call (SPEC §4, §7): the agent's `idempotency_key`
-//! when it gave one, else one derived from the principal, the tool and the canonical JSON of
-//! the request body ([`kosha_contract::canonical`]: sorted keys, no insignificant
-//! whitespace), so the same call repeated within 24 h replays the first answer
-//! (`created: false`) instead of writing twice. Used by `raise_dispute` and
-//! `flag_transaction_for_review`.
+//! when it gave one, else one derived from the client, the user (SPEC §5 "The user"), the tool
+//! and the canonical JSON of the request body ([`kosha_contract::canonical`]: sorted keys, no
+//! insignificant whitespace), so the same call repeated within 24 h replays the first answer
+//! (`created: false`) instead of writing twice, and two users of one app client never replay
+//! each other's (issue 44). core-api scopes every key, given or derived, by `X-Kosha-Principal`
+//! and `X-Kosha-User` too. Used by `raise_dispute` and `flag_transaction_for_review`.
 
 use kosha_clients::core_api::Written;
 use kosha_contract::{canonical, ids};
@@ -34,12 +35,21 @@ pub async fn run<W: ToolWrite>(
         let id = clip(request.transaction_id());
         return Err(ToolError::NotFound(format!("transaction {id} not found")));
     }
-    let key = key_for(given_key, call.principal, tool, &request)?;
+    let caller = Caller {
+        principal: call.principal,
+        user: call.user,
+    };
+    let key = key_for(given_key, caller, tool, &request)?;
     let written = call
         .core_api_write(|meta| W::send(call.deps.core_api, meta, &key, &request))
         .await?;
+    let written_by = Writer {
+        principal: call.principal,
+        user: call.user,
+        username: call.username,
+    };
     audit(
-        call.principal,
+        &written_by,
         tool,
         &key,
         W::record_id(&written.record),
@@ -55,15 +65,24 @@ pub const DERIVED_PREFIX: &str = "kosha-derived-";
 /// core-api accepts (SPEC §7).
 pub const KEY_PATTERN: &str = "^[\\x20-\\x7E]{1,255}$";
 
-/// `given`, or the key derived from `principal`, `tool` and `body` (the request core-api
-/// will be sent): `kosha-derived-` + SHA-256 (hex) of the canonical JSON of
-/// `[principal, tool, body]`, 78 printable ASCII characters.
+/// Who a key is derived for: the client and the user (SPEC §5 "The user").
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Caller<'a> {
+    /// The client's `client_id`.
+    pub principal: Option<&'a str>,
+    /// The user's `sub` (a machine client's is its `client_id`).
+    pub user: Option<&'a str>,
+}
+
+/// `given`, or the key derived from `caller`, `tool` and `body` (the request core-api will
+/// be sent): `kosha-derived-` + SHA-256 (hex) of the canonical JSON of
+/// `[principal, user, tool, body]`, 78 printable ASCII characters.
 ///
 /// # Errors
 /// [`ToolError::Internal`] when `body` does not serialize (a bug).
 pub fn key_for(
     given: Option<String>,
-    principal: Option<&str>,
+    caller: Caller<'_>,
     tool: &str,
     body: &impl Serialize,
 ) -> Result<String, ToolError> {
@@ -74,20 +93,39 @@ pub fn key_for(
         tracing::error!(tool, error = %e, "write body did not serialize");
         ToolError::Internal
     })?;
-    let identity = canonical::to_string(&json!([principal.unwrap_or(""), tool, body]));
+    let identity = canonical::to_string(&json!([
+        caller.principal.unwrap_or(""),
+        caller.user.unwrap_or(""),
+        tool,
+        body
+    ]));
     Ok(format!(
         "{DERIVED_PREFIX}{}",
         hex::encode(Sha256::digest(identity.as_bytes()))
     ))
 }
 
+/// Who wrote, as the audit event names them (SPEC §5 "The user").
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Writer<'a> {
+    /// The client's `client_id`.
+    pub principal: Option<&'a str>,
+    /// The user's `sub`.
+    pub user: Option<&'a str>,
+    /// The token's `username`: in audit events only, never a log line or a span.
+    pub username: Option<&'a str>,
+}
+
 /// Writes the `write_recorded` audit event (SPEC §12, issue 15) for a write tool's answer:
-/// `principal`, `tool`, the idempotency key (clipped: an agent's key is caller text),
-/// `record_id` (the dispute or review) and `created` (`false`: a replay of an earlier call).
-pub fn audit(principal: Option<&str>, tool: &str, key: &str, record_id: &str, created: bool) {
+/// `principal`, `user`, `username` (empty for a machine client), `tool`, the idempotency key
+/// (clipped: an agent's key is caller text), `record_id` (the dispute or review) and `created`
+/// (`false`: a replay of an earlier call).
+pub fn audit(writer: &Writer<'_>, tool: &str, key: &str, record_id: &str, created: bool) {
     kosha_runtime::audit!(
         events::WRITE,
-        principal = principal.unwrap_or(""),
+        principal = writer.principal.unwrap_or(""),
+        user = %clip(writer.user.unwrap_or("")),
+        username = %clip(writer.username.unwrap_or("")),
         tool,
         idempotency_key = %clip(key),
         record_id,
@@ -103,12 +141,20 @@ mod tests {
     use super::*;
 
     fn derived(principal: &str, tool: &str, body: Value) -> String {
-        key_for(None, Some(principal), tool, &body).unwrap()
+        derived_for(principal, principal, tool, body)
+    }
+
+    fn derived_for(principal: &str, user: &str, tool: &str, body: Value) -> String {
+        let caller = Caller {
+            principal: Some(principal),
+            user: Some(user),
+        };
+        key_for(None, caller, tool, &body).unwrap()
     }
 
     #[test]
     fn a_given_key_is_used_as_is() {
-        let key = key_for(Some("k-1".into()), Some("a"), "t", &json!({})).unwrap();
+        let key = key_for(Some("k-1".into()), Caller::default(), "t", &json!({})).unwrap();
         assert_eq!(key, "k-1");
     }
 
@@ -157,6 +203,19 @@ mod tests {
         );
     }
 
+    /// Issue 44: two users of one app client making the same call get two keys.
+    #[test]
+    fn the_user_changes_the_key() {
+        let body = json!({"transaction_id": "txn_000001", "reason": "r"});
+        let alice = derived_for("app", "sub-alice", "raise_dispute", body.clone());
+        let bob = derived_for("app", "sub-bob", "raise_dispute", body.clone());
+        assert_ne!(alice, bob);
+        assert_eq!(
+            alice,
+            derived_for("app", "sub-alice", "raise_dispute", body)
+        );
+    }
+
     fn regex_free_printable(key: &str) -> bool {
         !key.is_empty() && key.len() <= 255 && key.bytes().all(|b| (0x20..=0x7e).contains(&b))
     }
@@ -187,7 +246,12 @@ mod tests {
         let key = "k".repeat(255);
         {
             let _guard = kosha_runtime::telemetry::capture_default(subscriber);
-            audit(Some("agent-1"), "raise_dispute", &key, "dsp_01", true);
+            let writer = Writer {
+                principal: Some("agent-1"),
+                user: Some("sub-7"),
+                username: Some("alice@example.com"),
+            };
+            audit(&writer, "raise_dispute", &key, "dsp_01", true);
         }
         let text = String::from_utf8(buffer.0.lock().clone()).unwrap();
         let lines: Vec<Value> = text
@@ -196,7 +260,14 @@ mod tests {
             .collect();
         assert_eq!(lines.len(), 1, "{text}");
         let line = lines[0].to_string();
-        for want in ["write_recorded", "agent-1", "raise_dispute", "dsp_01"] {
+        for want in [
+            "write_recorded",
+            "agent-1",
+            "\"user\":\"sub-7\"",
+            "\"username\":\"alice@example.com\"",
+            "raise_dispute",
+            "dsp_01",
+        ] {
             assert!(line.contains(want), "{want} missing: {line}");
         }
         assert!(line.contains("\"created\":true"), "{line}");

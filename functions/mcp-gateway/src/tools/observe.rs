@@ -8,7 +8,7 @@
 //!   gateway's own time so far: the request span's wall time less the time spent waiting on
 //!   DynamoDB, core-api, screening-sim and Secrets Manager, µs;
 //!   `kosha_runtime::trace::RequestTrace::own_time`), and from the request span
-//!   `request_id`, `trace_id` and `principal`. Level: `info`, `warn` when a dependency
+//!   `request_id`, `trace_id`, `principal` and `user` (the `sub`, SPEC §5). Level: `info`, `warn` when a dependency
 //!   failed or time ran out (`dependency_unavailable`, `deadline_exceeded`, `overloaded`),
 //!   `error` for `internal`;
 //! - `tool_duration_ms{tool, outcome}` (a tool not in the catalogue has no series: its name
@@ -16,7 +16,8 @@
 //! - `degraded{tool, reason}` for a result that says `degraded: true` (SPEC §10);
 //! - the call's span ([`span`], exported only, SPEC §12): `mcp.method.name` (`tools/call`),
 //!   `gen_ai.operation.name` (`execute_tool`), `gen_ai.tool.name` (OpenTelemetry's MCP and
-//!   GenAI names, `kosha_runtime::semconv`), `client_id`, `outcome`,
+//!   GenAI names, `kosha_runtime::semconv`), `client_id`, `user` (the `sub`; never the
+//!   `username`, SPEC §5), `outcome`,
 //!   `degraded` (+ `degraded_reason`), `attempts`; status `error` for the outcomes logged at
 //!   `warn` or `error`. The caller's token is never a field: `client_id` is its claim.
 
@@ -110,13 +111,13 @@ pub struct Timing {
 }
 
 /// Opens the span of one `tools/call` of the tool `requested` (clipped) for the caller
-/// `client_id` (the principal's claim; `None` before authentication); [`record`] fills in the
-/// rest. Disabled, and free, unless spans are exported (kosha-runtime's `otlp`).
+/// `client_id` (the principal's claim; `None` before authentication) and its `user` (the
+/// `sub`, SPEC §5 "The user"); [`record`] fills in the rest. Disabled, and free, unless spans are exported (kosha-runtime's `otlp`).
 ///
 /// The span is named `tools/call <tool>` here, as it opens: tracing-opentelemetry applies an
 /// `otel.name` recorded later only to a span not yet entered (0.34, `SpanBuilderUpdates::
 /// update_span` keeps status and attributes only), so a name set in [`record`] was lost.
-pub fn span(requested: &str, client_id: Option<&str>) -> tracing::Span {
+pub fn span(requested: &str, client_id: Option<&str>, user: Option<&str>) -> tracing::Span {
     let span = tracing::info_span!(
         "tool_call",
         otel.name = Empty,
@@ -125,6 +126,7 @@ pub fn span(requested: &str, client_id: Option<&str>) -> tracing::Span {
         { semconv::GEN_AI_OPERATION_NAME } = "execute_tool",
         { semconv::GEN_AI_TOOL_NAME } = Empty,
         client_id = client_id.unwrap_or_default(),
+        user = user.unwrap_or_default(),
         outcome = Empty,
         degraded = Empty,
         degraded_reason = Empty,

@@ -167,7 +167,7 @@ impl Tool for ScreenEntity {
                     retry_after_s: None,
                 };
                 let item = ScreeningItem::new(id, request, ScreeningState::Done(answer), now_s)
-                    .owned_by(call.principal);
+                    .owned_by(call.principal, call.user);
                 store_answer(call, item).await;
                 return Ok(output);
             }
@@ -183,7 +183,7 @@ impl Tool for ScreenEntity {
             return Err(unavailable);
         };
         let item = ScreeningItem::new(id.clone(), request, ScreeningState::Pending, now_s)
-            .owned_by(call.principal);
+            .owned_by(call.principal, call.user);
         if let Err(e) = call
             .waiting(screenings.defer(&item, call.remaining()))
             .await

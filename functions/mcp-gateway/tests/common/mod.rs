@@ -38,6 +38,15 @@ pub fn token(client_id: &str, roles: &[Role]) -> String {
     .expect("mint")
 }
 
+/// The access token of the user `sub` (username `<sub>@example.com`) of the app client
+/// `client_id`, in the group `agent` (SPEC §5 "The user").
+pub fn user_token(client_id: &str, sub: &str) -> String {
+    let k = keys();
+    let username = format!("{sub}@example.com");
+    let claims = MintClaims::user(ISSUER, client_id, sub, &username, &[Role::Agent]);
+    dev::mint(&k.private_pem, &k.kid, &claims).expect("mint")
+}
+
 /// A machine client's token of the client-credentials grant for `client_id` with `scopes`
 /// (no groups, no `username`; SPEC §5: its roles come from these scopes).
 pub fn machine_token(client_id: &str, scopes: &[&str]) -> String {
