@@ -123,6 +123,7 @@ pub async fn raise_disputes(db: &TestDb, range: std::ops::Range<usize>) -> Vec<S
         let key = format!("outage-{i}");
         let scope = KeyScope {
             principal: "relay-tests",
+            user: "relay-tests",
             endpoint: "POST /v1/disputes",
             key: &key,
             request_hash: &"0".repeat(64),
