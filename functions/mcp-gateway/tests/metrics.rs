@@ -177,7 +177,14 @@ async fn emf_documents_of_real_calls_match_the_docs_table() {
     .expect("one duration for the call");
     assert_eq!(durations.len(), 1);
     assert!(durations[0].as_f64().unwrap() >= 0.0);
-    assert_eq!(count(&docs, "rate_limit", &[("decision", "allowed")]), 1.0);
+    assert_eq!(
+        count(
+            &docs,
+            "rate_limit",
+            &[("decision", "allowed"), ("bucket", "client")]
+        ),
+        1.0
+    );
     assert_eq!(
         count(&docs, "breaker_state", &[("dependency", "core-api")]),
         0.0
@@ -229,8 +236,22 @@ async fn emf_documents_of_real_calls_match_the_docs_table() {
         call(&tiny, "agent-b", "get_service_health", json!({})).await;
     }
     let docs = flush(collector, &table);
-    assert_eq!(count(&docs, "rate_limit", &[("decision", "limited")]), 1.0);
-    assert_eq!(count(&docs, "rate_limit", &[("decision", "allowed")]), 1.0);
+    assert_eq!(
+        count(
+            &docs,
+            "rate_limit",
+            &[("decision", "limited"), ("bucket", "client")]
+        ),
+        1.0
+    );
+    assert_eq!(
+        count(
+            &docs,
+            "rate_limit",
+            &[("decision", "allowed"), ("bucket", "client")]
+        ),
+        1.0
+    );
     let refused = value(
         &docs,
         "tool_duration_ms",

@@ -38,6 +38,14 @@ pub fn token(client_id: &str, roles: &[Role]) -> String {
     .expect("mint")
 }
 
+/// The agent token of the user `sub` (login `username`) signed in through the app client
+/// `client_id`.
+pub fn user_token(client_id: &str, sub: &str, username: &str) -> String {
+    let k = keys();
+    let claims = MintClaims::user(ISSUER, client_id, sub, username, &[Role::Agent]);
+    dev::mint(&k.private_pem, &k.kid, &claims).expect("mint")
+}
+
 /// A machine client's token of the client-credentials grant for `client_id` with `scopes`
 /// (no groups, no `username`; SPEC §5: its roles come from these scopes).
 pub fn machine_token(client_id: &str, scopes: &[&str]) -> String {
@@ -74,6 +82,7 @@ pub fn config(core_api_url: &str, max_in_flight: usize) -> GatewayConfig {
         public_base_url: None,
         state_table: "kosha-state".to_owned(),
         rate_limit: kosha_state::RateLimitSettings::default(),
+        rate_key: mcp_gateway::config::RateKey::Client,
         tool_costs: None,
         principal_rate: kosha_resilience::principal_rate::PrincipalLimiter::bucket(
             kosha_resilience::principal_rate::DEFAULT_RPS,
