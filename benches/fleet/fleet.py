@@ -33,6 +33,10 @@ from proxies import DynamoProxy  # noqa: E402
 from router import Router, wait_healthy  # noqa: E402
 
 
+# The app client the `rate-user` agents sign in through.
+USER_APP = "fleet-app"
+
+
 class Sim:
     def __init__(self, args: argparse.Namespace) -> None:
         self.args = args
@@ -45,6 +49,8 @@ class Sim:
         self.bin = Path(args.bin_dir)
         self.out = Path(args.out_dir)
         self.tokens: list[str] = []
+        # The `rate-user` agents: people behind one app client (KOSHA_RATE_KEY=user, issue 44).
+        self.user_tokens: list[str] = []
         self.rows: list[dict] = []
         self.ddb: DynamoProxy | None = None
         self.core_proxy: FaultProxy | None = None
@@ -66,11 +72,11 @@ class Sim:
         n_tokens = max(self.clients, scenarios.OUTAGE_AGENTS) + self.instances
         ids = [f"fleet-agent-{i}" for i in range(n_tokens)]
         for cid in ids:
-            self.tokens.append(subprocess.run(
-                [str(self.bin / "kosha-ops"), "token", "mint", "--role", "agent", "--client-id", cid,
-                 "--key", self.args.key, "--issuer", self.args.issuer, "--ttl", "2h"],
-                check=True, capture_output=True, text=True).stdout.strip())
-        self.client_ids = ids
+            self.tokens.append(self.mint("--client-id", cid))
+        if "rate-user" in self.args.scenario:
+            self.user_tokens = [self.mint("--client-id", USER_APP, "--user", user)
+                                for user in self.user_subs()]
+        self.client_ids = ids + [USER_APP]
         moto_port = int(self.args.aws_url.rsplit(":", 1)[1].split("/")[0])
         self.ddb = DynamoProxy(moto_port, self.args.ddb_delay_ms / 1000)
         await self.ddb.start()
@@ -87,6 +93,17 @@ class Sim:
         self.core_port = core_port
         self.core_proxy = FaultProxy(core_port)
         await self.core_proxy.start()
+
+    def mint(self, *who: str) -> str:
+        """An agent token for `who` (`kosha-ops token mint` options), valid 2 h."""
+        return subprocess.run(
+            [str(self.bin / "kosha-ops"), "token", "mint", "--role", "agent", *who,
+             "--key", self.args.key, "--issuer", self.args.issuer, "--ttl", "2h"],
+            check=True, capture_output=True, text=True).stdout.strip()
+
+    def user_subs(self) -> list[str]:
+        """The `sub` of each `rate-user` agent."""
+        return [f"fleet-user-{i}" for i in range(self.clients)]
 
     def gateway_env(self) -> dict[str, str]:
         env = self.aws_env()
@@ -151,13 +168,14 @@ class Sim:
             await self.router.close()
 
     def reset_buckets(self) -> None:
-        """Deletes every agent's `rl#` item, so each run starts with full buckets."""
+        """Deletes every agent's `rl#` and `rl#u#` item, so each run starts with full buckets."""
         import boto3
 
         ddb = boto3.client("dynamodb", endpoint_url=self.args.aws_url, region_name="us-east-1",
                            aws_access_key_id="fleet", aws_secret_access_key="fleet")
-        for cid in self.client_ids:
-            ddb.delete_item(TableName=self.args.table, Key={"pk": {"S": f"rl#{cid}"}})
+        keys = [f"rl#{cid}" for cid in self.client_ids] + [f"rl#u#{sub}" for sub in self.user_subs()]
+        for key in keys:
+            ddb.delete_item(TableName=self.args.table, Key={"pk": {"S": key}})
 
     def row(self, router: Router, scenario: str, routing: str, events: dict | None = None,
             seconds: float | None = None, agents: int | None = None, **figures) -> dict:
@@ -336,7 +354,7 @@ def main() -> None:
         p.add_argument(f"--{name}", required=True)
     p.add_argument("--profile", default="debug")
     args = p.parse_args()
-    args.scenario = args.scenario or ["rate", "latency", "override", "outage", "freeze", "sick-instance"]
+    args.scenario = args.scenario or ["rate", "rate-user", "latency", "override", "outage", "freeze", "sick-instance"]
     if args.instances < 1 or args.seconds <= 0:
         p.error("--instances >= 1 and --seconds > 0")
     sys.exit(asyncio.run(main_async(args)))

@@ -42,16 +42,18 @@ def scenario(name: str):
 
 
 async def agents(sim, router: Router, clients: range, rate: float | Callable[[int], float],
-                 until: float) -> None:
+                 until: float, tokens: list[str] | None = None) -> None:
     """Each client in `clients` calls at `rate` per second (or `rate(client)`) until `until`
     (router time), one call at a time, on a fixed schedule (a late answer delays the next
-    call, never bunches them)."""
+    call, never bunches them), with `tokens[client]` (default `sim.tokens`)."""
+    tokens = tokens or sim.tokens
+
     async def one(c: int) -> None:
         period = 1.0 / (rate(c) if callable(rate) else rate)
         nxt = router.now() + (c % 10) * period / 10
         while nxt < until:
             await asyncio.sleep(max(0.0, nxt - router.now()))
-            await router.call(c, sim.payload(c), sim.tokens[c])
+            await router.call(c, sim.payload(c), tokens[c])
             nxt = max(nxt + period, router.now() - period)
     await asyncio.gather(*(one(c) for c in clients))
 
@@ -97,11 +99,21 @@ async def rate(sim, routing: str | None) -> list[dict]:
     return rows
 
 
-async def rate_once(sim, mode: str) -> dict:
+@scenario("rate-user")
+async def rate_user(sim, routing: str | None) -> list[dict]:
+    """`rate` keyed by user (issue 44, SPEC §6 `KOSHA_RATE_KEY=user`): the agents are people
+    behind one app client, each with a bucket `rl#u#<sub>` of their own. Random routing unless
+    --routing: one person's calls spread over every instance's lease, the hardest case."""
+    return [await rate_once(sim, routing or "random", by_user=True)]
+
+
+async def rate_once(sim, mode: str, by_user: bool = False) -> dict:
     cap, per_s = sim.rate_capacity, sim.rate_per_s
     clients = range(sim.clients)
-    async with sim.run("rate", mode) as (router, counts):
-        await agents(sim, router, clients, 2 * per_s, sim.rate_seconds)
+    name, env = ("rate-user", {"KOSHA_RATE_KEY": "user"}) if by_user else ("rate", None)
+    async with sim.run(name, mode, env) as (router, counts):
+        await agents(sim, router, clients, 2 * per_s, sim.rate_seconds,
+                     sim.user_tokens if by_user else None)
     recs = decided(router.records)
     by_client: dict[int, list[Record]] = defaultdict(list)
     for r in sorted(recs, key=lambda r: r.start):
@@ -138,7 +150,7 @@ async def rate_once(sim, mode: str) -> dict:
     # SPEC §6 accuracy counts only without fail-open decisions (DynamoDB too slow: 100 ms).
     verdict = "void" if fail_open else ("pass" if good else "fail")
     return sim.row(
-        router, "rate", mode, seconds=sim.rate_seconds,
+        router, name, mode, seconds=sim.rate_seconds,
         admitted=int(admitted), allowed=round(allowed, 1), admitted_pct_of_allowed=round(admitted / max(allowed, 1) * 100, 1),
         worst_10s_over_pct=round(over, 1), worst_10s_under_pct=round(under, 1),
         under_pct=round(under_total, 1), fail_open=fail_open,

@@ -27,7 +27,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use clap::Parser;
-use kosha_resilience::rate_limit::{RateDecision, RateLimiter};
+use kosha_resilience::rate_limit::{Bucket, RateDecision, RateLimiter};
 use kosha_state::test_support::{CallCounter, counted_dynamo};
 use kosha_state::{DynamoRateLimiter, RateLimitSettings, StateTable, SystemClock};
 use tokio::time::Instant;
@@ -81,7 +81,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .collect();
     // Warm-up: each client's first take may be a conditional create plus a retry.
     for client in &clients {
-        limiter.check(client, 1).await;
+        limiter.check(Bucket::client(client), 1).await;
     }
     let warm_up = requests.get();
     let started = Instant::now();
@@ -94,7 +94,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
                 let mut tally = Tally::default();
                 while Instant::now() < end {
                     let t0 = Instant::now();
-                    let decision = limiter.check(&client, 1).await;
+                    let decision = limiter.check(Bucket::client(&client), 1).await;
                     tally.latencies.push(t0.elapsed());
                     match decision {
                         RateDecision::Allowed => tally.allowed += 1,

@@ -1,6 +1,8 @@
-//! Per-client token bucket: the arithmetic, the decision type and the limiter trait
-//! (seed 004 §6, SPEC §6).
+//! Per-client (or per-user) token bucket: the arithmetic, the decision type and the limiter
+//! trait (seed 004 §6, SPEC §6).
 //!
+//! - **Whose:** a [`Bucket`] names the caller's bucket: its app client's by default, its
+//!   user's with `KOSHA_RATE_KEY=user` (SPEC §6); both have the same capacity and rate.
 //! - **Counts** tokens, possibly fractional: capacity 20, refilled lazily at 1 token/s from the
 //!   time of the last write (`KOSHA_RATE_CAPACITY`, `KOSHA_RATE_PER_SEC`).
 //! - **Spends** a call's cost in whole tokens (default 1, per tool; SPEC §6). A store may take
@@ -216,19 +218,69 @@ impl RateDecision {
         !matches!(self, Self::Limited { .. })
     }
 
-    /// Counts this decision in metric `rate_limit{decision}` (SPEC §12).
-    pub fn record(&self) {
-        metrics::counter!("rate_limit", "decision" => self.label()).increment(1);
+    /// Counts this decision in metric `rate_limit{decision, bucket}` (SPEC §12).
+    pub fn record(&self, kind: BucketKind) {
+        metrics::counter!("rate_limit", "decision" => self.label(), "bucket" => kind.label())
+            .increment(1);
+    }
+}
+
+/// Whose bucket a call spends from (SPEC §6: `KOSHA_RATE_KEY`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum BucketKind {
+    /// The app client's bucket, `rl#<client_id>`: the default, and always a
+    /// client-credentials token's.
+    Client,
+    /// One person's bucket, `rl#u#<sub>`, with `KOSHA_RATE_KEY=user`.
+    User,
+}
+
+impl BucketKind {
+    /// The `bucket` dimension of the `rate_limit` metric (SPEC §12): `client` or `user`.
+    pub fn label(self) -> &'static str {
+        match self {
+            Self::Client => "client",
+            Self::User => "user",
+        }
+    }
+}
+
+/// One caller's bucket: its kind and the id it is kept under (a `client_id` or a user's
+/// `sub`). Two buckets of different kinds never share tokens, whatever their ids.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Bucket<'a> {
+    /// Client or user.
+    pub kind: BucketKind,
+    /// The `client_id` ([`BucketKind::Client`]) or the `sub` ([`BucketKind::User`]).
+    pub id: &'a str,
+}
+
+impl<'a> Bucket<'a> {
+    /// `client_id`'s bucket.
+    pub fn client(client_id: &'a str) -> Self {
+        Self {
+            kind: BucketKind::Client,
+            id: client_id,
+        }
+    }
+
+    /// The bucket of the user whose `sub` claim is `sub`.
+    pub fn user(sub: &'a str) -> Self {
+        Self {
+            kind: BucketKind::User,
+            id: sub,
+        }
     }
 }
 
 /// A boxed future, so limiters can be used as trait objects.
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
-/// Decides whether one call by `client_id` may proceed. Implementations record the metric.
+/// Decides whether one call spending from `bucket` may proceed. Implementations record the
+/// metric.
 pub trait RateLimiter: Send + Sync + 'static {
-    /// Takes `cost` tokens (≥ 1; 0 counts as 1) from `client_id`'s bucket.
-    fn check<'a>(&'a self, client_id: &'a str, cost: u32) -> BoxFuture<'a, RateDecision>;
+    /// Takes `cost` tokens (≥ 1; 0 counts as 1) from `bucket`.
+    fn check<'a>(&'a self, bucket: Bucket<'a>, cost: u32) -> BoxFuture<'a, RateDecision>;
 }
 
 /// An in-memory limiter (one process): for local runs without a state table, and tests.
@@ -236,7 +288,7 @@ pub trait RateLimiter: Send + Sync + 'static {
 pub struct LocalRateLimiter {
     config: BucketConfig,
     now_ms: fn() -> i64,
-    buckets: Mutex<HashMap<String, BucketState>>,
+    buckets: Mutex<HashMap<(BucketKind, String), BucketState>>,
 }
 
 impl LocalRateLimiter {
@@ -250,12 +302,13 @@ impl LocalRateLimiter {
     }
 
     /// Takes `cost` tokens synchronously (the lock is never held across an await).
-    pub fn decide(&self, client_id: &str, cost: u32) -> RateDecision {
+    pub fn decide(&self, bucket: Bucket<'_>, cost: u32) -> RateDecision {
         let now = (self.now_ms)();
         let mut buckets = self.buckets.lock();
-        match self.config.grant(buckets.get(client_id), now, cost, cost) {
+        let key = (bucket.kind, bucket.id.to_owned());
+        match self.config.grant(buckets.get(&key), now, cost, cost) {
             Take::Granted { next, .. } => {
-                buckets.insert(client_id.to_owned(), next);
+                buckets.insert(key, next);
                 RateDecision::Allowed
             }
             Take::Denied { retry_after_s } => RateDecision::Limited { retry_after_s },
@@ -264,9 +317,9 @@ impl LocalRateLimiter {
 }
 
 impl RateLimiter for LocalRateLimiter {
-    fn check<'a>(&'a self, client_id: &'a str, cost: u32) -> BoxFuture<'a, RateDecision> {
-        let decision = self.decide(client_id, cost);
-        decision.record();
+    fn check<'a>(&'a self, bucket: Bucket<'a>, cost: u32) -> BoxFuture<'a, RateDecision> {
+        let decision = self.decide(bucket, cost);
+        decision.record(bucket.kind);
         Box::pin(std::future::ready(decision))
     }
 }

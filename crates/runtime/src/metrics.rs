@@ -138,10 +138,10 @@ pub const CATALOGUE: &[Metric] = &[
         name: "rate_limit",
         kind: Kind::Counter,
         unit: Some(Unit::Count),
-        dimensions: &["decision"],
+        dimensions: &["decision", "bucket"],
         emitted_by: "kosha-resilience `rate_limit.rs` (per `tools/call`)",
         meaning: "`decision`: `allowed`, `limited` (a `rate_limited` tool error) or `fail_open` (state table \
-                  unreachable, SPEC §10)",
+                  unreachable, SPEC §10); `bucket`: `client` or `user` (`KOSHA_RATE_KEY`, SPEC §6)",
     },
     Metric {
         name: "shed",

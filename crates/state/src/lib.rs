@@ -2,7 +2,8 @@
 //!
 //! - [`StateTable`]: the client and table name (`KOSHA_STATE_TABLE`, default `kosha-state`),
 //!   plus idempotent creation (pk S, on-demand, TTL on `expires_at`).
-//! - [`DynamoRateLimiter`]: the per-client token bucket `rl#<client_id>` ([`BucketKey`]),
+//! - [`DynamoRateLimiter`]: the token bucket per client `rl#<client_id>` or per user
+//!   `rl#u#<sub>` ([`BucketKey`]),
 //!   taken in leases of one conditional write each, spent locally (seed 004 §6, SPEC §6).
 //! - [`DynamoOverrides`]: the breaker forced-open source `breaker#<dependency>`, refreshed
 //!   lazily at most every 5 s ([`OVERRIDE_REFRESH`]), kept 60 s through read errors (seed

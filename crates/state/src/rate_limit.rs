@@ -1,15 +1,18 @@
-//! The per-client token bucket in the state table, `rl#<client_id>`, taken in leases (seed
-//! 004 §6, SPEC §6, §8).
+//! The token bucket in the state table, per app client (`rl#<client_id>`) or, with
+//! `KOSHA_RATE_KEY=user`, per user (`rl#u#<sub>`), taken in leases (seed 004 §6, SPEC §6, §8).
 //!
-//! - **What it counts:** whole tokens per client: a call spends its tool's cost (default 1;
-//!   0 counts as 1) from the client's bucket item, the truth every instance shares (capacity
-//!   and refill in [`RateLimitSettings`], the maths in [`kosha_resilience::rate_limit`]). An
-//!   instance takes tokens in **leases**: one conditional write refills the item, grants g
-//!   tokens and subtracts them in the same write, so no instance leases from a stale view.
-//!   g covers the call's need (its cost less what the lease still holds), is at most
-//!   max(need, `lease_max_tokens`) and what the item holds, and is sized by the client's
-//!   recent spending on this instance ([`lease::Demand`]: a rare caller's g is its cost). The
-//!   lease is spent here until it runs out or ends ([`lease::Lease`]); it is never handed back.
+//! - **What it counts:** whole tokens per bucket: a call spends its tool's cost (default 1;
+//!   0 counts as 1) from its caller's bucket item, the truth every instance shares (capacity
+//!   and refill in [`RateLimitSettings`], the same for both kinds; the maths in
+//!   [`kosha_resilience::rate_limit`]). Which bucket is the gateway's choice, a
+//!   [`kosha_resilience::rate_limit::Bucket`]; below, "client" means the bucket's owner,
+//!   an app client or a user. An instance takes tokens in **leases**: one conditional write
+//!   refills the item, grants g tokens and subtracts them in the same write, so no instance
+//!   leases from a stale view. g covers the call's need (its cost less what the lease still
+//!   holds), is at most max(need, `lease_max_tokens`) and what the item holds, and is sized by
+//!   the client's recent spending on this instance ([`lease::Demand`]: a rare caller's g is
+//!   its cost). The lease is spent here until it runs out or ends ([`lease::Lease`]); it is
+//!   never handed back.
 //! - **States,** per client on one instance ([`slot`]): **Cold** (no item cached) →
 //!   **Idle** (an item cached, no lease tokens) ⇄ **Leased** (tokens held) → **Renewing**
 //!   (Leased, and a background write topping the lease up: [`renew`]). **Contended**
@@ -36,11 +39,13 @@
 //!   a read or write errs or takes longer than the call timeout (100 ms, SDK retries off), or
 //!   the turn wait ran out while Failing (SPEC §6: DynamoDB unreachable → allow). A failure
 //!   keeps the lease. Over the long run the fleet admits at most capacity + rate × elapsed.
-//! - **The item** ([`seen`], [`key`]): `tokens`, `updated_at` (epoch ms, the compare-and-set
+//! - **The item** ([`seen`]): `tokens`, `updated_at` (epoch ms, the compare-and-set
 //!   version) and `expires_at` (last use + 3600 s). One whose `expires_at` has passed is a
 //!   fresh, full bucket (TTL deletion is lazy), still written conditionally on its
 //!   `updated_at`; one with a malformed `updated_at` is overwritten unconditionally once
 //!   (logged).
+//! - **The key** ([`key`], [`BucketKey`]): `rl#<client_id>` or `rl#u#<sub>`, the id
+//!   escaped so that no client id names a user's bucket (`u#alice` is `rl#u%23alice`).
 //! - **Neighbours:** the gateway's `tools/call` holds it as an `Arc<dyn RateLimiter>` and
 //!   checks it before the tool runs, after authentication; `rate_limited` is its tool error
 //!   (SPEC §6). It calls the state table through a single-attempt client
@@ -49,20 +54,21 @@
 //! - **Concurrency:** per client, one `parking_lot::Mutex` over what was learned, held for a
 //!   few steps and never across an await, and one tokio mutex, the turn, held across a take's
 //!   DynamoDB calls or a renewal. A clone shares everything (a renewal holds one).
-//! - **Observability:** every decision is counted in `rate_limit{decision}` (SPEC §12); the
+//! - **Observability:** every decision is counted in `rate_limit{decision, bucket}` (SPEC
+//!   §12; `bucket` is `client` or `user`); the
 //!   WARNs `rate_limit_fail_open` and `rate_limit_charge_failed` are logged at most once per
 //!   reason per 60 s, with the number suppressed ([`warn`]); WARN `rate_limit_item_malformed`;
 //!   debug events `rate_limit_cas_exhausted`, `rate_limit_turn_timeout`,
 //!   `rate_limit_renewal_failed`.
 //! - **Source:** seed 004 §6; SPEC §6 (leases, three tries then allow and charge, fail open),
-//!   §8 (the item), §12 (the metric); issues 4 and 28.
+//!   §8 (the item), §12 (the metric); issues 4, 28 and 44 (a bucket per user).
 //!
 //! The transitions are written next to the code that makes them, as `// ## From => To`: from
 //! a state or phase to the next one, or to the call's decision (Allowed, Limited, FailOpen).
 
 use std::sync::Arc;
 
-use kosha_resilience::rate_limit::{BoxFuture, RateDecision, RateLimiter, Take};
+use kosha_resilience::rate_limit::{BoxFuture, Bucket, RateDecision, RateLimiter, Take};
 
 use crate::{Clock, StateTable};
 
@@ -115,23 +121,28 @@ impl DynamoRateLimiter {
         self.decide_cost(client_id, 1).await
     }
 
-    /// Spends `cost` tokens (0 counts as 1) from `client_id`'s bucket, from this instance's
-    /// lease when it holds them, and records the decision in the metric (SPEC §6, §12).
+    /// Spends `cost` tokens (0 counts as 1) from `client_id`'s bucket ([`Self::spend`]).
     pub async fn decide_cost(&self, client_id: &str, cost: u32) -> RateDecision {
-        let decision = self.take(client_id, cost.max(1)).await;
-        decision.record();
+        self.spend(Bucket::client(client_id), cost).await
+    }
+
+    /// Spends `cost` tokens (0 counts as 1) from `bucket`, from this instance's lease when it
+    /// holds them, and records the decision in the metric (SPEC §6, §12).
+    pub async fn spend(&self, bucket: Bucket<'_>, cost: u32) -> RateDecision {
+        let decision = self.take(&BucketKey::of(bucket), cost.max(1)).await;
+        decision.record(bucket.kind);
         decision
     }
 
-    async fn take(&self, client_id: &str, cost: u32) -> RateDecision {
-        let slot = self.slots.get(client_id);
+    async fn take(&self, key: &BucketKey, cost: u32) -> RateDecision {
+        let slot = self.slots.get(key.as_str());
         if let Some((decided, renew)) = self.decided_locally(&slot, cost) {
             if renew {
-                self.renew_ahead(client_id, &slot);
+                self.renew_ahead(key, &slot);
             }
             return decided;
         }
-        self.queue_for_turn(client_id, &slot, cost).await
+        self.queue_for_turn(key, &slot, cost).await
     }
 
     /// The decision that needs no DynamoDB call: admitted from the lease when it holds `cost`
@@ -193,7 +204,7 @@ impl DynamoRateLimiter {
 }
 
 impl RateLimiter for DynamoRateLimiter {
-    fn check<'a>(&'a self, client_id: &'a str, cost: u32) -> BoxFuture<'a, RateDecision> {
-        Box::pin(self.decide_cost(client_id, cost))
+    fn check<'a>(&'a self, bucket: Bucket<'a>, cost: u32) -> BoxFuture<'a, RateDecision> {
+        Box::pin(self.spend(bucket, cost))
     }
 }

@@ -22,8 +22,14 @@ async fn unreachable_dynamodb_fails_open_and_is_counted() {
     for _ in 0..3 {
         assert_eq!(limiter.decide("agent-z").await, RateDecision::FailOpen);
     }
-    assert_eq!(recorder.get("rate_limit{decision=fail_open}"), 3);
-    assert_eq!(recorder.get("rate_limit{decision=allowed}"), 0);
+    assert_eq!(
+        recorder.get("rate_limit{decision=fail_open,bucket=client}"),
+        3
+    );
+    assert_eq!(
+        recorder.get("rate_limit{decision=allowed,bucket=client}"),
+        0
+    );
 
     // A hung endpoint (accepts, never answers) hits the 100 ms bound instead.
     let hung = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
@@ -38,6 +44,9 @@ async fn unreachable_dynamodb_fails_open_and_is_counted() {
         started.elapsed() < Duration::from_secs(2),
         "bounded by the call timeout"
     );
-    assert_eq!(recorder.get("rate_limit{decision=fail_open}"), 4);
+    assert_eq!(
+        recorder.get("rate_limit{decision=fail_open,bucket=client}"),
+        4
+    );
     drop(hung);
 }

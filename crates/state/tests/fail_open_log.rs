@@ -49,5 +49,8 @@ async fn fail_open_warns_once_per_minute_and_counts_every_call() {
     assert!(second[1].contains("suppressed=5"), "{}", second[1]);
 
     // The metric saw every call.
-    assert_eq!(recorder.get("rate_limit{decision=fail_open}"), 7);
+    assert_eq!(
+        recorder.get("rate_limit{decision=fail_open,bucket=client}"),
+        7
+    );
 }

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use aws_sdk_dynamodb::types::AttributeValue;
 use common::{fresh_table, sdk_config, unique};
-use kosha_resilience::rate_limit::{BucketConfig, RateDecision};
+use kosha_resilience::rate_limit::{Bucket, BucketConfig, RateDecision};
 use kosha_state::test_support::{CallCounter, counted_dynamo};
 use kosha_state::{
     BucketKey, DynamoRateLimiter, ManualClock, RateLimitSettings, StateTable, SystemClock,
@@ -42,11 +42,18 @@ async fn item(
     table: &StateTable,
     client: &str,
 ) -> std::collections::HashMap<String, AttributeValue> {
+    item_at(table, BucketKey::client(client)).await
+}
+
+async fn item_at(
+    table: &StateTable,
+    key: BucketKey,
+) -> std::collections::HashMap<String, AttributeValue> {
     table
         .client()
         .get_item()
         .table_name(table.name())
-        .key("pk", AttributeValue::S(BucketKey::client(client).into()))
+        .key("pk", AttributeValue::S(key.into()))
         .consistent_read(true)
         .send()
         .await
@@ -501,4 +508,46 @@ async fn one_caller_over_two_instances_is_never_over_admitted() {
     let bound = 20.0 + 60.0;
     assert!(admitted as f64 <= bound, "admitted {admitted} > {bound}");
     assert!(admitted >= 60, "the refill alone admits 60: {admitted}");
+}
+
+/// Issue 44 (SPEC §6, §8): keyed by user, each person behind one app client has a bucket of
+/// their own, `rl#u#<sub>`, leased and exact across instances like a client's; a client id
+/// that looks like a user's key (`u#alice`) names neither alice's bucket nor another's.
+#[tokio::test]
+async fn a_users_bucket_is_their_own_across_instances_and_no_client_id_names_it() {
+    let sdk = sdk_config().await;
+    let table = fresh_table(&sdk).await;
+    let settings = RateLimitSettings {
+        bucket: BucketConfig::try_new(3.0, 0.001).unwrap(),
+        ..leased()
+    };
+    let clock = Arc::new(ManualClock::new(1_800_000_000_000));
+    let [a, b] = [0, 1].map(|_| DynamoRateLimiter::new(&table, settings, clock.clone()));
+    let (alice, bob) = (Bucket::user("alice"), Bucket::user("bob"));
+    let mut first = vec![];
+    for limiter in [&a, &b, &a, &b] {
+        first.push(limiter.spend(alice, 1).await);
+    }
+    assert_eq!(count(&first, &RateDecision::Allowed), 3, "{first:?}");
+    assert!(
+        matches!(first[3], RateDecision::Limited { .. }),
+        "{first:?}"
+    );
+    // Alice's bucket is spent on both instances; bob's and the client's are full.
+    for limiter in [&a, &b] {
+        assert!(!limiter.spend(alice, 1).await.admits());
+        assert_eq!(limiter.spend(bob, 1).await, RateDecision::Allowed);
+        assert_eq!(
+            limiter.spend(Bucket::client("u#alice"), 1).await,
+            RateDecision::Allowed
+        );
+        assert_eq!(limiter.decide("alice").await, RateDecision::Allowed);
+    }
+    let tokens = |item: std::collections::HashMap<String, AttributeValue>| {
+        item["tokens"].as_n().unwrap().parse::<f64>().unwrap()
+    };
+    assert!(tokens(item_at(&table, BucketKey::user("alice")).await) < 1.0);
+    assert!(tokens(item_at(&table, BucketKey::user("bob")).await) <= 2.0);
+    assert!(tokens(item_at(&table, BucketKey::client("u#alice")).await) <= 2.0);
+    assert_eq!(BucketKey::client("u#alice").as_str(), "rl#u%23alice");
 }

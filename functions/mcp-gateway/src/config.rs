@@ -14,6 +14,9 @@ use kosha_state::{RateLimitSettings, StateTable};
 
 use crate::backends::{Backend, PerBackend};
 pub use kosha_clients::config::{ScreeningConfig, ServiceAuth};
+pub use rate_key::{InvalidRateKey, RATE_KEY_ENV, RateKey};
+
+mod rate_key;
 
 /// Largest accepted request body (SPEC §3): larger gets 413.
 pub const MAX_BODY_BYTES: usize = 1024 * 1024;
@@ -92,6 +95,9 @@ pub struct GatewayConfig {
     /// The token bucket and its leases (`KOSHA_RATE_CAPACITY`, `KOSHA_RATE_PER_SEC`,
     /// `KOSHA_LEASE_SECONDS`, `KOSHA_LEASE_MAX_TOKENS`; SPEC §6).
     pub rate_limit: RateLimitSettings,
+    /// Whose bucket a `tools/call` spends from (`KOSHA_RATE_KEY`: `client`, the default, or
+    /// `user`; SPEC §6).
+    pub rate_key: RateKey,
     /// Per-tool costs in tokens as given (`KOSHA_TOOL_COSTS=name=cost,…`; SPEC §6; `None`:
     /// unset). Checked against the catalogue and the capacity where the state is built
     /// (`Gateway::new`, with `tools::cost::parse`), so this module needs no tool.
@@ -160,6 +166,7 @@ impl GatewayConfig {
             }
             other => ConfigError::new("KOSHA_RATE_*/KOSHA_LEASE_*", other.to_string()),
         })?;
+        let rate_key = config::parse_or(RATE_KEY_ENV, RateKey::Client)?;
         let tool_costs = config::var(TOOL_COSTS_ENV);
         let principal_rate = PrincipalLimiter::bucket(config::parse_or(
             "KOSHA_PRINCIPAL_RPS",
@@ -188,6 +195,7 @@ impl GatewayConfig {
             screening: ScreeningConfig::from_env()?,
             state_table,
             rate_limit,
+            rate_key,
             tool_costs,
             principal_rate,
             policies,

@@ -267,15 +267,17 @@ impl McpServer {
         // Mcp-Name) and the edge the envelope, so a refused request spends none (SPEC §3).
         // Beside it, an instance without a recent override read reads one first (SPEC §8).
         let client_id = principal(context).map(|p| p.client_id.as_str());
+        // Whose bucket: the app client's, or with KOSHA_RATE_KEY=user the person's (SPEC §6).
+        let bucket = principal(context).map(|p| self.gateway.config.rate_key.bucket(p));
         // The budget runs from the call's start (SPEC §4, §7): the limiter's round trip and
         // the override read below are spent from it.
         let deadline = known.map(|e| call_deadline(e.spec.budget, lambda_deadline_ms(context)));
         let gateway = &self.gateway;
         let limit = async {
-            match client_id {
-                Some(id) => {
+            match bucket {
+                Some(bucket) => {
                     tokio::join!(
-                        gateway.rate_limiter.check(id, cost),
+                        gateway.rate_limiter.check(bucket, cost),
                         gateway.overrides.ensure_fresh()
                     )
                 }

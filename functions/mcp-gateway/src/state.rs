@@ -86,7 +86,7 @@ pub struct Gateway {
     pub screenings: Option<Screenings>,
     /// Access-token verifier (JWKS cache shared by all requests).
     pub verifier: Verifier,
-    /// Per-client token bucket for `tools/call` (SPEC §6).
+    /// The token bucket for `tools/call`, per client or per user (SPEC §6).
     pub rate_limiter: Arc<dyn RateLimiter>,
     /// Forced-open overrides (SPEC §8), read by every breaker.
     pub overrides: Arc<dyn OverrideSource>,

@@ -356,7 +356,11 @@ struct SlowLimiter {
 }
 
 impl RateLimiter for SlowLimiter {
-    fn check<'a>(&'a self, _client_id: &'a str, _cost: u32) -> BoxFuture<'a, RateDecision> {
+    fn check<'a>(
+        &'a self,
+        _bucket: kosha_resilience::rate_limit::Bucket<'a>,
+        _cost: u32,
+    ) -> BoxFuture<'a, RateDecision> {
         Box::pin(async move {
             tokio::time::sleep(self.wait).await;
             RateDecision::Allowed
@@ -406,4 +410,55 @@ async fn the_limiters_round_trip_is_spent_from_the_tools_budget() {
             started.elapsed()
         );
     }
+}
+
+/// Issue 44: with `KOSHA_RATE_KEY=user` two people behind one app client have a bucket each
+/// (SPEC §6); by default they share the client's.
+#[tokio::test]
+async fn keyed_by_user_one_users_burst_is_refused_while_another_of_the_same_client_is_admitted() {
+    let call = |app: &axum::Router, id, token: &str| {
+        let request = tools_call(id, token, "get_service_health", json!({}));
+        let app = app.clone();
+        async move { json_body(app.oneshot(request).await.unwrap()).await }
+    };
+    let alice = common::user_token("agent-a", "sub-alice");
+    let bob = common::user_token("agent-a", "sub-bob");
+    let mut by_user = config("http://127.0.0.1:9", 64);
+    by_user.rate_key = mcp_gateway::config::RateKey::User;
+    for (rate_key, bob_admitted) in [(by_user, true), (config("http://127.0.0.1:9", 64), false)] {
+        let app = common::app_with(rate_key, 2.0);
+        for id in 1..=2 {
+            assert_ne!(call(&app, id, &alice).await["result"]["isError"], true);
+        }
+        let refused = call(&app, 3, &alice).await;
+        assert_eq!(tool_error(&refused)["code"], "rate_limited", "{refused}");
+        let second = call(&app, 4, &bob).await;
+        assert_eq!(
+            second["result"]["isError"] != true,
+            bob_admitted,
+            "{second}"
+        );
+    }
+}
+
+/// Keyed by user, a client-credentials token has no user and keeps its client's bucket, apart
+/// from the users signed in through that client (SPEC §6).
+#[tokio::test]
+async fn keyed_by_user_a_client_credentials_token_keeps_its_clients_bucket() {
+    let mut by_user = config("http://127.0.0.1:9", 64);
+    by_user.rate_key = mcp_gateway::config::RateKey::User;
+    let app = common::app_with(by_user, 1.0);
+    let machine = common::machine_token("agent-a", &["kosha/agent"]);
+    let alice = common::user_token("agent-a", "sub-alice");
+    let mut errors = vec![];
+    for (id, token) in [(1, &machine), (2, &alice), (3, &machine)] {
+        let request = tools_call(id, token, "get_service_health", json!({}));
+        let body = json_body(app.clone().oneshot(request).await.unwrap()).await;
+        errors.push(body["result"]["isError"] == true);
+    }
+    assert_eq!(
+        errors,
+        [false, false, true],
+        "the machine's second call is refused"
+    );
 }

@@ -116,6 +116,15 @@ fn count(docs: &[Doc], metric: &str, dims: &[(&str, &str)]) -> f64 {
         .unwrap_or(0.0)
 }
 
+/// `rate_limit{decision, bucket="client"}`: the default key (SPEC §6, §12).
+fn client_bucket(docs: &[Doc], decision: &str) -> f64 {
+    count(
+        docs,
+        "rate_limit",
+        &[("decision", decision), ("bucket", "client")],
+    )
+}
+
 async fn call(app: &axum::Router, client: &str, name: &str, args: Value) -> Value {
     let resp = app
         .clone()
@@ -177,7 +186,7 @@ async fn emf_documents_of_real_calls_match_the_docs_table() {
     .expect("one duration for the call");
     assert_eq!(durations.len(), 1);
     assert!(durations[0].as_f64().unwrap() >= 0.0);
-    assert_eq!(count(&docs, "rate_limit", &[("decision", "allowed")]), 1.0);
+    assert_eq!(client_bucket(&docs, "allowed"), 1.0);
     assert_eq!(
         count(&docs, "breaker_state", &[("dependency", "core-api")]),
         0.0
@@ -229,8 +238,8 @@ async fn emf_documents_of_real_calls_match_the_docs_table() {
         call(&tiny, "agent-b", "get_service_health", json!({})).await;
     }
     let docs = flush(collector, &table);
-    assert_eq!(count(&docs, "rate_limit", &[("decision", "limited")]), 1.0);
-    assert_eq!(count(&docs, "rate_limit", &[("decision", "allowed")]), 1.0);
+    assert_eq!(client_bucket(&docs, "limited"), 1.0);
+    assert_eq!(client_bucket(&docs, "allowed"), 1.0);
     let refused = value(
         &docs,
         "tool_duration_ms",

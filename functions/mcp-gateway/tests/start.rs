@@ -95,3 +95,15 @@ fn a_limiter_setting_out_of_range_is_refused_naming_it() {
     );
     assert_eq!(text.matches("invalid").count(), 1, "{text}");
 }
+
+/// SPEC §6 `KOSHA_RATE_KEY` (issue 44): only `client` or `user`; anything else stops the start
+/// (exit 2) naming the variable, so a typo never silently keeps one bucket per app client.
+#[test]
+fn a_rate_key_other_than_client_or_user_is_refused_at_start() {
+    let (code, text) = start_with("KOSHA_RATE_KEY", "sub");
+    assert_eq!(code, Some(2), "{text}");
+    assert!(
+        text.contains("invalid value for KOSHA_RATE_KEY: must be `client` or `user`"),
+        "{text}"
+    );
+}

@@ -115,16 +115,43 @@ fn fake_now() -> i64 {
 async fn local_limiter_limits_per_client_and_refills() {
     let limiter = LocalRateLimiter::new(BucketConfig::try_new(2.0, 1.0).unwrap(), fake_now);
     NOW.store(50_000, Ordering::SeqCst);
-    assert_eq!(limiter.check("a", 1).await, RateDecision::Allowed);
-    assert_eq!(limiter.check("a", 1).await, RateDecision::Allowed);
     assert_eq!(
-        limiter.check("a", 1).await,
+        limiter.check(Bucket::client("a"), 1).await,
+        RateDecision::Allowed
+    );
+    assert_eq!(
+        limiter.check(Bucket::client("a"), 1).await,
+        RateDecision::Allowed
+    );
+    assert_eq!(
+        limiter.check(Bucket::client("a"), 1).await,
         RateDecision::Limited { retry_after_s: 1 }
     );
-    assert_eq!(limiter.check("b", 1).await, RateDecision::Allowed);
+    assert_eq!(
+        limiter.check(Bucket::client("b"), 1).await,
+        RateDecision::Allowed
+    );
     // The second take bumped updated_at to 50_001 (version always moves): one token at 51_001.
     NOW.store(51_001, Ordering::SeqCst);
-    assert_eq!(limiter.check("a", 1).await, RateDecision::Allowed);
+    assert_eq!(
+        limiter.check(Bucket::client("a"), 1).await,
+        RateDecision::Allowed
+    );
+}
+
+#[tokio::test]
+async fn a_users_bucket_is_not_the_client_of_the_same_id() {
+    let limiter = LocalRateLimiter::new(BucketConfig::try_new(1.0, 0.001).unwrap(), || 0);
+    assert_eq!(
+        limiter.check(Bucket::client("a"), 1).await,
+        RateDecision::Allowed
+    );
+    assert_eq!(
+        limiter.check(Bucket::user("a"), 1).await,
+        RateDecision::Allowed
+    );
+    assert!(!limiter.check(Bucket::user("a"), 1).await.admits());
+    assert!(!limiter.check(Bucket::client("a"), 1).await.admits());
 }
 
 #[test]
@@ -169,12 +196,18 @@ fn a_cost_the_bucket_cannot_cover_waits_until_it_can() {
 #[tokio::test]
 async fn local_limiter_spends_the_cost() {
     let limiter = LocalRateLimiter::new(BucketConfig::try_new(5.0, 1.0).unwrap(), || 0);
-    assert_eq!(limiter.check("a", 3).await, RateDecision::Allowed);
     assert_eq!(
-        limiter.check("a", 3).await,
+        limiter.check(Bucket::client("a"), 3).await,
+        RateDecision::Allowed
+    );
+    assert_eq!(
+        limiter.check(Bucket::client("a"), 3).await,
         RateDecision::Limited { retry_after_s: 1 }
     );
-    assert_eq!(limiter.check("a", 2).await, RateDecision::Allowed);
+    assert_eq!(
+        limiter.check(Bucket::client("a"), 2).await,
+        RateDecision::Allowed
+    );
 }
 
 proptest! {

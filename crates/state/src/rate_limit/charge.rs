@@ -39,13 +39,13 @@ impl DynamoRateLimiter {
     /// its `held` lease tokens did not cover (module doc).
     pub(super) async fn charged(
         &self,
-        client_id: &str,
+        key: &BucketKey,
         slot: &Slot,
         cost: u32,
         held: u32,
     ) -> RateDecision {
         let need = cost - held;
-        let charge = self.charge(client_id, need, bucket_expires_at(self.clock.now_ms()));
+        let charge = self.charge(key, need, bucket_expires_at(self.clock.now_ms()));
         match self.bounded(Request::Charge, charge).await {
             Ok(Charge::Taken(item)) => {
                 // ## Exhausted => Allowed (charged; the old lease's rest kept)
@@ -91,7 +91,7 @@ impl DynamoRateLimiter {
     /// [`Charge::Short`] and the current item.
     async fn charge(
         &self,
-        client_id: &str,
+        key: &BucketKey,
         need: u32,
         expires_at_s: i64,
     ) -> Result<Charge, StateError> {
@@ -100,7 +100,7 @@ impl DynamoRateLimiter {
             .client()
             .update_item()
             .table_name(self.table.name())
-            .key("pk", sv(BucketKey::client(client_id)))
+            .key("pk", sv(key.clone()))
             .update_expression(
                 "SET tokens = tokens - :need, updated_at = updated_at + :one, expires_at = :exp",
             )

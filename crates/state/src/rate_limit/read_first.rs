@@ -24,6 +24,7 @@
 use std::time::Duration;
 
 use super::DynamoRateLimiter;
+use super::key::BucketKey;
 use super::seen::Seen;
 use super::slot::{Learned, Slot};
 use super::store::StoreFailure;
@@ -40,7 +41,7 @@ impl DynamoRateLimiter {
     /// `Ok(None)` when no read was due.
     pub(super) async fn read_first(
         &self,
-        client_id: &str,
+        key: &BucketKey,
         slot: &Slot,
         learned: &Learned,
     ) -> Result<Option<Seen>, StoreFailure> {
@@ -51,7 +52,7 @@ impl DynamoRateLimiter {
             return Ok(None);
         }
         // ## Cold | Contended => Read (the item read is cached; a newer one is contention)
-        let item = self.read(client_id).await?;
+        let item = self.read(key).await?;
         Ok(Some(slot.observed(
             learned.seen.as_ref(),
             item.as_ref(),

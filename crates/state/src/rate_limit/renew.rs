@@ -30,6 +30,7 @@ use std::sync::Arc;
 use kosha_resilience::rate_limit::Take;
 
 use super::DynamoRateLimiter;
+use super::key::BucketKey;
 use super::lease;
 use super::slot::{Learned, Slot};
 use super::store::{StoreFailure, WriteOutcome};
@@ -51,23 +52,23 @@ impl DynamoRateLimiter {
 
     /// Starts [`Self::renew`] in the background, unless a turn (a write or another renewal)
     /// is under way for the client.
-    pub(super) fn renew_ahead(&self, client_id: &str, slot: &Arc<Slot>) {
+    pub(super) fn renew_ahead(&self, key: &BucketKey, slot: &Arc<Slot>) {
         let Ok(turn) = Arc::clone(&slot.turn).try_lock_owned() else {
             return;
         };
         // ## Leased => Renewing (the renewal holds the turn until it is answered)
         let this = self.clone();
         let slot = Arc::clone(slot);
-        let client_id = client_id.to_owned();
+        let key = key.clone();
         tokio::spawn(async move {
-            this.renew(&client_id, &slot).await;
+            this.renew(&key, &slot).await;
             drop(turn);
         });
     }
 
     /// One write that adds to `slot`'s lease what the client's demand over one lease
     /// duration asks for beyond what it holds, while holding the client's turn (module doc).
-    async fn renew(&self, client_id: &str, slot: &Slot) {
+    async fn renew(&self, key: &BucketKey, slot: &Slot) {
         let learned = slot.learned();
         let begun = self.now();
         let left = lease::left(learned.lease.as_ref(), begun.ms, begun.instant);
@@ -76,7 +77,7 @@ impl DynamoRateLimiter {
         let Some(cached) = learned.seen.filter(|_| left > 0) else {
             return;
         };
-        let seen = match self.read_first(client_id, slot, &learned).await {
+        let seen = match self.read_first(key, slot, &learned).await {
             Ok(read) => read.unwrap_or(cached),
             Err(failure) => return renewal_failed(slot, &failure),
         };
@@ -94,7 +95,7 @@ impl DynamoRateLimiter {
             return;
         };
         match self
-            .put_next(client_id, &seen, live.as_ref(), sent.ms, next)
+            .put_next(key, &seen, live.as_ref(), sent.ms, next)
             .await
         {
             Ok(WriteOutcome::Written) => {

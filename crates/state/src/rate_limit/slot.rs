@@ -39,17 +39,18 @@ pub(super) struct Now {
 pub(super) struct Slots(Mutex<HashMap<String, Arc<Slot>>>);
 
 impl Slots {
-    /// `client_id`'s slot, made (Cold) on its first call or after the cache started over.
-    pub(super) fn get(&self, client_id: &str) -> Arc<Slot> {
+    /// The slot of the bucket whose `pk` is `key`, made (Cold) on its first call or after the
+    /// cache started over.
+    pub(super) fn get(&self, key: &str) -> Arc<Slot> {
         let mut slots = self.0.lock();
-        if let Some(slot) = slots.get(client_id) {
+        if let Some(slot) = slots.get(key) {
             return Arc::clone(slot);
         }
         if slots.len() >= MAX_CACHED_CLIENTS {
             slots.clear();
         }
         let slot = Arc::new(Slot::default());
-        slots.insert(client_id.to_owned(), Arc::clone(&slot));
+        slots.insert(key.to_owned(), Arc::clone(&slot));
         slot
     }
 }

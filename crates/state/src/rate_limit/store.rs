@@ -112,8 +112,8 @@ impl DynamoRateLimiter {
     }
 
     /// The client's item, read consistently and bounded by the call timeout (`None`: no item).
-    pub(super) async fn read(&self, client_id: &str) -> Result<Option<Item>, StoreFailure> {
-        let read = self.table.get_item(BucketKey::client(client_id).into());
+    pub(super) async fn read(&self, key: &BucketKey) -> Result<Option<Item>, StoreFailure> {
+        let read = self.table.get_item(key.clone().into());
         self.bounded(Request::Read, read).await
     }
 
@@ -122,7 +122,7 @@ impl DynamoRateLimiter {
     /// (module doc).
     pub(super) async fn put_next(
         &self,
-        client_id: &str,
+        key: &BucketKey,
         seen: &Seen,
         live: Option<&BucketState>,
         now_ms: i64,
@@ -134,7 +134,7 @@ impl DynamoRateLimiter {
             && bucket.refilled(live, now_ms) >= bucket.capacity())
         .then(|| self.full_guard(now_ms));
         let expires_at_s = bucket_expires_at(next.updated_at_ms);
-        let write = self.write(client_id, seen, &next, expires_at_s, full);
+        let write = self.write(key, seen, &next, expires_at_s, full);
         self.bounded(Request::Write, write).await
     }
 
@@ -156,7 +156,7 @@ impl DynamoRateLimiter {
     /// The conditional `PutItem` of `next` over `seen`, widened by `full` when given.
     async fn write(
         &self,
-        client_id: &str,
+        key: &BucketKey,
         seen: &Seen,
         next: &BucketState,
         expires_at_s: i64,
@@ -169,7 +169,7 @@ impl DynamoRateLimiter {
             .client()
             .put_item()
             .table_name(self.table.name())
-            .item("pk", sv(BucketKey::client(client_id)))
+            .item("pk", sv(key.clone()))
             .item("tokens", nv(format!("{tokens:.6}")))
             .item("updated_at", nv(next.updated_at_ms))
             .item("expires_at", nv(expires_at_s))

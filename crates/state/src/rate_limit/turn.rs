@@ -29,6 +29,7 @@ use std::sync::atomic::Ordering;
 use kosha_resilience::rate_limit::{RateDecision, Take};
 
 use super::DynamoRateLimiter;
+use super::key::BucketKey;
 use super::seen::Seen;
 use super::slot::{Learned, Queued, Slot};
 use super::store::{StoreFailure, WriteOutcome};
@@ -37,7 +38,7 @@ impl DynamoRateLimiter {
     /// Waits for `slot`'s turn (at most twice the call timeout) and takes `cost` in it.
     pub(super) async fn queue_for_turn(
         &self,
-        client_id: &str,
+        key: &BucketKey,
         slot: &Slot,
         cost: u32,
     ) -> RateDecision {
@@ -55,7 +56,7 @@ impl DynamoRateLimiter {
             return decided;
         }
         // ## Queued => Turn
-        self.take_turn(client_id, slot, cost).await
+        self.take_turn(key, slot, cost).await
     }
 
     /// The decision for a call whose wait for its turn timed out (module doc).
@@ -82,10 +83,10 @@ impl DynamoRateLimiter {
 
     /// One take of `cost` while holding the client's turn, the lease lacking it: what the
     /// lease holds is reserved toward the call and put back unless a write admits it.
-    async fn take_turn(&self, client_id: &str, slot: &Slot, cost: u32) -> RateDecision {
+    async fn take_turn(&self, key: &BucketKey, slot: &Slot, cost: u32) -> RateDecision {
         let start = self.now();
         let (learned, held, from) = slot.reserve(cost, start);
-        let decision = self.write_turn(client_id, slot, cost, learned, held).await;
+        let decision = self.write_turn(key, slot, cost, learned, held).await;
         if !matches!(decision, RateDecision::Allowed) {
             slot.restore(from, held);
         }
@@ -95,13 +96,13 @@ impl DynamoRateLimiter {
     /// [`Self::take_turn`] after the reservation of `held` lease tokens.
     async fn write_turn(
         &self,
-        client_id: &str,
+        key: &BucketKey,
         slot: &Slot,
         cost: u32,
         learned: Learned,
         held: u32,
     ) -> RateDecision {
-        let mut seen = match self.read_first(client_id, slot, &learned).await {
+        let mut seen = match self.read_first(key, slot, &learned).await {
             Ok(read) => read.or(learned.seen).unwrap_or(Seen::UNKNOWN),
             Err(failure) => return self.failed_open(slot, &failure),
         };
@@ -122,10 +123,7 @@ impl DynamoRateLimiter {
                     }
                     Take::Granted { next, granted } => (next, granted),
                 };
-            match self
-                .put_next(client_id, &seen, live.as_ref(), now.ms, next)
-                .await
-            {
+            match self.put_next(key, &seen, live.as_ref(), now.ms, next).await {
                 Ok(WriteOutcome::Written) => {
                     // ## Turn => Leased | Idle (Allowed; the grant less the need is leased)
                     let written = Some(Seen::written(next));
@@ -145,7 +143,7 @@ impl DynamoRateLimiter {
             event = "rate_limit_cas_exhausted",
             tries = self.settings.max_tries
         );
-        self.charged(client_id, slot, cost, held).await
+        self.charged(key, slot, cost, held).await
     }
 
     /// What a turn's write asks the item for, from `held` lease tokens toward a call of

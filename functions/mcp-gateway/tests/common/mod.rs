@@ -83,6 +83,7 @@ pub fn config(core_api_url: &str, max_in_flight: usize) -> GatewayConfig {
         public_base_url: None,
         state_table: "kosha-state".to_owned(),
         rate_limit: kosha_state::RateLimitSettings::default(),
+        rate_key: mcp_gateway::config::RateKey::Client,
         tool_costs: None,
         principal_rate: kosha_resilience::principal_rate::PrincipalLimiter::bucket(
             kosha_resilience::principal_rate::DEFAULT_RPS,
