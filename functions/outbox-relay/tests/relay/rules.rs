@@ -198,9 +198,9 @@ async fn expired_idempotency_keys_are_swept_and_live_ones_kept() {
     client
         .batch_execute(&format!(
             "INSERT INTO ops.idempotency_keys
-                 (principal, endpoint, key, request_hash, status_code, response, expires_at)
-             VALUES ('p', 'POST /v1/reviews', 'old', '{h}', 201, '{{}}', now() - interval '1 hour'),
-                    ('p', 'POST /v1/reviews', 'live', '{h}', 201, '{{}}', now() + interval '1 hour')",
+                 (principal, user_id, endpoint, key, request_hash, status_code, response, expires_at)
+             VALUES ('p', 'p', 'POST /v1/reviews', 'old', '{h}', 201, '{{}}', now() - interval '1 hour'),
+                    ('p', 'p', 'POST /v1/reviews', 'live', '{h}', 201, '{{}}', now() + interval '1 hour')",
             h = "a".repeat(64)
         ))
         .await
