@@ -167,11 +167,32 @@ pub struct Principal {
     pub roles: Vec<Role>,
     /// The `scope` claim split on spaces (may be empty).
     pub scopes: Vec<String>,
+    /// The `cognito:groups` claim, every group (may be empty; only `agent` and `operator` grant
+    /// a role). Policies read them (SPEC §5a `principal.groups`).
+    pub groups: Vec<String>,
+    /// The token's other string claims ([`Principal::TAGGED_EXCEPT`] aside), by name: Cognito's
+    /// custom attributes (`custom:branch`) when a pre-token-generation trigger adds them. The
+    /// entity tags of SPEC §5a (`principal.getTag("custom:branch")`).
+    pub tags: std::collections::BTreeMap<String, String>,
     /// The `exp` claim: expiry in seconds since the Unix epoch.
     pub expires_at: u64,
 }
 
 impl Principal {
+    /// The string claims that are not tags (SPEC §5a): those carried as the principal's id or
+    /// attributes, and the token's own bookkeeping.
+    pub const TAGGED_EXCEPT: [&'static str; 9] = [
+        "sub",
+        "client_id",
+        "username",
+        "scope",
+        "token_use",
+        "iss",
+        "jti",
+        "origin_jti",
+        "event_id",
+    ];
+
     /// Whether the principal has `role`.
     pub fn has_role(&self, role: Role) -> bool {
         self.roles.contains(&role)

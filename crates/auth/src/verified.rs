@@ -146,6 +146,8 @@ mod tests {
                 username: None,
                 roles: vec![Role::Agent],
                 scopes: vec![],
+                groups: vec![],
+                tags: Default::default(),
                 expires_at,
             },
             kid: "k1".into(),

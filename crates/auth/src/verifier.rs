@@ -72,6 +72,9 @@ struct AccessClaims {
     username: Option<String>,
     #[serde(default)]
     scope: Option<String>,
+    /// Every other claim: the string ones become the principal's tags (SPEC §5a).
+    #[serde(flatten)]
+    other: std::collections::BTreeMap<String, serde_json::Value>,
 }
 
 /// Why a token was rejected; only ever logged.
@@ -190,6 +193,8 @@ impl Verifier {
             username: claims.username,
             roles,
             scopes,
+            groups: claims.groups,
+            tags: tags(claims.other),
             expires_at: claims.exp,
         };
         let seen = Verified {
@@ -237,6 +242,20 @@ impl Verifier {
         }
         Ok((claims, kid))
     }
+}
+
+/// The string claims of `other` that are not [`Principal::TAGGED_EXCEPT`] (SPEC §5a).
+fn tags(
+    other: std::collections::BTreeMap<String, serde_json::Value>,
+) -> std::collections::BTreeMap<String, String> {
+    other
+        .into_iter()
+        .filter(|(name, _)| !Principal::TAGGED_EXCEPT.contains(&name.as_str()))
+        .filter_map(|(name, value)| match value {
+            serde_json::Value::String(s) => Some((name, s)),
+            _ => None,
+        })
+        .collect()
 }
 
 fn classify(kind: &ErrorKind) -> Reason {

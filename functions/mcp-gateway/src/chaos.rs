@@ -166,6 +166,8 @@ mod tests {
             username: None,
             roles: roles.to_vec(),
             scopes: vec![],
+            groups: vec![],
+            tags: Default::default(),
             expires_at: NOW + 3_600,
         }
     }

@@ -35,6 +35,8 @@ impl RateKey {
     ///     username: Some("alice".into()),
     ///     roles: vec![kosha_auth::Role::Agent],
     ///     scopes: vec![],
+    ///     groups: vec![],
+    ///     tags: Default::default(),
     ///     expires_at: 0,
     /// };
     /// assert_eq!(RateKey::Client.bucket(&user), Bucket::client("app"));
@@ -83,6 +85,8 @@ mod tests {
             username: username.map(Into::into),
             roles: vec![kosha_auth::Role::Agent],
             scopes: vec![],
+            groups: vec![],
+            tags: Default::default(),
             expires_at: 0,
         }
     }
