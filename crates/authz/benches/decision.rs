@@ -4,7 +4,10 @@
 //!
 //! `cargo bench -p kosha-authz --bench decision`
 
-#![allow(clippy::expect_used, reason = "a bench: a set that does not validate is a bug to stop on")]
+#![allow(
+    clippy::expect_used,
+    reason = "a bench: a set that does not validate is a bug to stop on"
+)]
 
 use std::hint::black_box;
 

@@ -43,6 +43,11 @@ impl Decision {
         }
     }
 
+    /// Whether it is [`Decision::Allow`].
+    pub fn is_allow(&self) -> bool {
+        matches!(self, Self::Allow { .. })
+    }
+
     /// The deciding policies' ids.
     pub fn policies(&self) -> &[String] {
         match self {
@@ -96,11 +101,39 @@ impl Policies {
         tool: &str,
         protocol_version: &str,
     ) -> bool {
+        matches!(
+            self.listing(principal, tool, protocol_version),
+            Decision::Allow { .. }
+        )
+    }
+
+    /// [`Policies::may_list`] as a decision, with the policies that decided it: when no
+    /// policy for `tool` reads anything of the context ([`Policies::reads`]), it is also the
+    /// decision of every call of `tool`.
+    pub fn listing(
+        &self,
+        principal: &kosha_auth::Principal,
+        tool: &str,
+        protocol_version: &str,
+    ) -> Decision {
         let listed = request::entities(self, principal).and_then(|(uid, entities)| {
             let req = request::listing_request(self, uid, tool, protocol_version)?;
             Ok(self.answer(&req, &entities, true))
         });
-        matches!(listed, Ok(Outcome::Allowed(_)))
+        match listed {
+            Ok(Outcome::Allowed(policies)) => Decision::Allow { policies },
+            Ok(Outcome::Denied(policies) | Outcome::Failed(policies)) => Decision::Forbid {
+                reason: NOT_PERMITTED.to_owned(),
+                policies,
+            },
+            Err(Unaskable(why)) => {
+                tracing::warn!(tool, error = %why, "listing not decidable: not listed");
+                Decision::Forbid {
+                    reason: NOT_PERMITTED.to_owned(),
+                    policies: Vec::new(),
+                }
+            }
+        }
     }
 
     fn outcome(&self, ask: &Ask<'_>, confirmed: bool) -> Outcome {

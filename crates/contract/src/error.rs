@@ -27,6 +27,14 @@ pub enum ErrorCode {
     /// The caller's token bucket holds less than the call's cost (SPEC §6); comes with
     /// `retry_after_s`. Only the gateway answers it, as a tool error.
     RateLimited,
+    /// A policy refused the call for its arguments, its record or the time (SPEC §5a); the
+    /// message is the policy's reason. Only the gateway answers it, as a tool error.
+    Forbidden,
+    /// The call needs its person's confirmation, and this client cannot show them the
+    /// question (SPEC §5b).
+    ConfirmationRequired,
+    /// The person declined (or cancelled) the confirmation (SPEC §5b).
+    Declined,
     /// A bug on the answering side (500); details are logged, never sent.
     Internal,
     /// A code this side does not know (a newer peer); treated like `internal` by readers.
@@ -36,8 +44,8 @@ pub enum ErrorCode {
 }
 
 impl ErrorCode {
-    /// The eight codes of SPEC §3, in its order.
-    pub const ALL: [Self; 8] = [
+    /// The eleven codes of SPEC §3, in its order.
+    pub const ALL: [Self; 11] = [
         Self::InvalidArgument,
         Self::NotFound,
         Self::Conflict,
@@ -45,6 +53,9 @@ impl ErrorCode {
         Self::DependencyUnavailable,
         Self::Overloaded,
         Self::RateLimited,
+        Self::Forbidden,
+        Self::ConfirmationRequired,
+        Self::Declined,
         Self::Internal,
     ];
 
@@ -58,6 +69,9 @@ impl ErrorCode {
             Self::DependencyUnavailable => "dependency_unavailable",
             Self::Overloaded => "overloaded",
             Self::RateLimited => "rate_limited",
+            Self::Forbidden => "forbidden",
+            Self::ConfirmationRequired => "confirmation_required",
+            Self::Declined => "declined",
             Self::Internal => "internal",
             Self::Unknown => "unknown",
         }

@@ -27,6 +27,13 @@ pub const DEFAULT_BODY_READ_TIMEOUT: Duration = Duration::from_secs(10);
 /// Per-tool costs in tokens, `name=cost,…` (SPEC §6).
 pub const TOOL_COSTS_ENV: &str = "KOSHA_TOOL_COSTS";
 
+/// The operator's Cedar policy file (SPEC §5a); unset: the built-in set.
+pub const POLICY_FILE_ENV: &str = "KOSHA_POLICY_FILE";
+
+/// A fixed `context.now` for the policies (seconds since the Unix epoch), for trying a
+/// time-of-day policy (SPEC §5a); unset: the system clock.
+pub const POLICY_NOW_ENV: &str = "KOSHA_POLICY_NOW";
+
 /// Turns adaptive bulkhead limits on for every backend (issue #33; default off).
 pub const ADAPTIVE_CONCURRENCY_ENV: &str = "KOSHA_ADAPTIVE_CONCURRENCY";
 
@@ -102,6 +109,15 @@ pub struct GatewayConfig {
     /// unset). Checked against the catalogue and the capacity where the state is built
     /// (`Gateway::new`, with `tools::cost::parse`), so this module needs no tool.
     pub tool_costs: Option<String>,
+    /// The operator's Cedar policy set (`KOSHA_POLICY_FILE`, a `.cedar` file in the deployment
+    /// package; SPEC §5a); `None`: the built-in set, today's role table. Read, parsed and
+    /// validated where the state is built (`Gateway::new`): a file that does not stops the
+    /// start, naming the policy and its line.
+    pub policy_file: Option<std::path::PathBuf>,
+    /// The clock the policies read (`context.now`), fixed (`KOSHA_POLICY_NOW`, seconds since
+    /// the Unix epoch) to try a time-of-day policy; `None`: the system clock. For tests and
+    /// trials, never for production.
+    pub policy_now: Option<i64>,
     /// The in-memory per-principal request limit of every authenticated request
     /// (`KOSHA_PRINCIPAL_RPS`, requests/s, default 50; SPEC §6), as its bucket.
     pub principal_rate: BucketConfig,
@@ -168,6 +184,14 @@ impl GatewayConfig {
         })?;
         let rate_key = config::parse_or(RATE_KEY_ENV, RateKey::Client)?;
         let tool_costs = config::var(TOOL_COSTS_ENV);
+        let policy_file = config::var(POLICY_FILE_ENV).map(std::path::PathBuf::from);
+        let policy_now = config::var(POLICY_NOW_ENV)
+            .map(|v| {
+                v.parse::<i64>().map_err(|_| {
+                    ConfigError::new(POLICY_NOW_ENV, "must be seconds since the Unix epoch")
+                })
+            })
+            .transpose()?;
         let principal_rate = PrincipalLimiter::bucket(config::parse_or(
             "KOSHA_PRINCIPAL_RPS",
             principal_rate::DEFAULT_RPS,
@@ -197,6 +221,8 @@ impl GatewayConfig {
             rate_limit,
             rate_key,
             tool_costs,
+            policy_file,
+            policy_now,
             principal_rate,
             policies,
             auth,

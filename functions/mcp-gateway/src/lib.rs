@@ -11,6 +11,7 @@
 //! [`tools::deps::Deps`], and tool costs are checked where the state is built.
 #![forbid(unsafe_code)]
 
+pub mod authz;
 pub mod backends;
 pub mod chaos;
 pub mod config;

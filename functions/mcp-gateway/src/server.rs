@@ -12,12 +12,14 @@ use rmcp::model::{
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 
-use kosha_auth::{Principal, Role};
+use kosha_auth::Principal;
+use kosha_authz::Decision;
 use kosha_resilience::rate_limit::RateDecision;
 use kosha_runtime::trace::RequestTrace;
 use serde_json::Value;
 use tracing::Instrument as _;
 
+use crate::authz;
 use crate::backends::Backend;
 use crate::state::Gateway;
 use crate::tools::args::DuplicateArgument;
@@ -85,9 +87,29 @@ fn duplicate_argument(ctx: &RequestContext<RoleServer>) -> Option<&DuplicateArgu
         .get::<DuplicateArgument>()
 }
 
-/// The caller's roles (none when the edge put no principal: nothing is visible).
-fn roles(ctx: &RequestContext<RoleServer>) -> &[Role] {
-    principal(ctx).map_or(&[], |p| p.roles.as_slice())
+/// The request's `MCP-Protocol-Version` (`context.protocol_version`, SPEC §5a).
+fn protocol_version(ctx: &RequestContext<RoleServer>) -> &str {
+    ctx.extensions
+        .get::<http::request::Parts>()
+        .and_then(|parts| parts.headers.get("mcp-protocol-version"))
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or(authz::DEFAULT_PROTOCOL_VERSION)
+}
+
+impl McpServer {
+    /// Who asks, for the policies (none when the edge put no principal: nothing is visible).
+    fn caller<'c>(&self, ctx: &'c RequestContext<RoleServer>) -> Option<authz::Caller<'c>> {
+        let now_s = self
+            .gateway
+            .config
+            .policy_now
+            .unwrap_or_else(|| time::OffsetDateTime::now_utc().unix_timestamp());
+        Some(authz::Caller {
+            principal: principal(ctx)?,
+            protocol_version: protocol_version(ctx),
+            now_s,
+        })
+    }
 }
 
 /// The Lambda invocation deadline (epoch ms), when running under the Lambda runtime and the
@@ -139,11 +161,16 @@ impl ServerHandler for McpServer {
         _request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
-        let tools = self
-            .catalogue
-            .visible(roles(&context))
-            .map(|e| e.tool().clone())
-            .collect();
+        let policies = self.gateway.authz();
+        let tools = match self.caller(&context) {
+            Some(caller) => self
+                .catalogue
+                .all()
+                .filter(|e| authz::listing(policies, caller, e.spec.name).is_allow())
+                .map(|e| e.tool().clone())
+                .collect(),
+            None => Vec::new(),
+        };
         Ok(ListToolsResult::with_all_items(tools)
             .with_ttl_ms(TOOLS_LIST_TTL_MS)
             .with_cache_scope(CacheScope::Private))
@@ -187,12 +214,16 @@ impl McpServer {
     ) -> Result<CallToolResponse, McpError> {
         let started = tokio::time::Instant::now();
         let sent = observe::Sent::default();
+        let decided = observe::Decided::default();
         let requested = request.name.clone();
-        let (tool, answer) = self.dispatch(request, context, &sent, trace).await;
+        let (tool, answer) = self
+            .dispatch(request, context, (&sent, &decided), trace)
+            .await;
         observe::record(
             tool,
             &requested,
             answer.outcome(),
+            &decided,
             observe::Timing {
                 elapsed: started.elapsed(),
                 overhead: trace.map(RequestTrace::own_time),
@@ -254,12 +285,21 @@ impl McpServer {
         &self,
         request: CallToolRequestParams,
         context: &RequestContext<RoleServer>,
-        sent: &observe::Sent,
+        (sent, decided): (&observe::Sent, &observe::Decided),
         trace: Option<&RequestTrace>,
     ) -> (Option<&'static str>, Answer) {
-        // A tool the caller may not use answers exactly as an unknown one, and spends the
-        // default cost as one does, so draining the bucket reveals nothing (SPEC §6).
-        let known = self.catalogue.find(&request.name, roles(context));
+        // A tool the caller may never call (SPEC §5a's listing rule) answers exactly as an
+        // unknown one, and spends the default cost as one does, so draining the bucket
+        // reveals nothing (SPEC §6).
+        let policies = self.gateway.authz();
+        let caller = self.caller(context);
+        let listed = caller
+            .zip(self.catalogue.named(&request.name))
+            .and_then(|(c, e)| {
+                let listing = authz::listing(policies, c, e.spec.name);
+                listing.is_allow().then_some((e, listing))
+            });
+        let known = listed.as_ref().map(|(e, _)| *e);
         let tool = known.map(|e| e.spec.name);
         let cost = known.map_or(DEFAULT_COST, Entry::cost);
         // Every tools/call spends its tool's cost (SPEC §6). It is spent here, after rmcp has
@@ -291,7 +331,7 @@ impl McpServer {
         // gateway's own time). Dropping the limiter mid-write never over-admits: a client that
         // disconnects drops it too; at worst a lease reserved for this call is lost, or a
         // write that landed leaves this instance's cached item stale until its next write.
-        let decided = waiting(trace, async {
+        let admitted = waiting(trace, async {
             match deadline {
                 Some(d) => tokio::time::timeout_at(d.instant(), limit).await.ok(),
                 None => Some(limit.await),
@@ -309,7 +349,7 @@ impl McpServer {
                 },
             );
         };
-        let Some((decision, ())) = decided else {
+        let Some((decision, ())) = admitted else {
             return (tool, Answer::Tool(Err(out_of_time())));
         };
         if let RateDecision::Limited { retry_after_s } = decision {
@@ -350,9 +390,41 @@ impl McpServer {
         } else if let Some(dup) = duplicate_argument(context) {
             Err(dup.refusal())
         } else {
-            entry.run(&call, request.arguments).await
+            match (caller, listed) {
+                (Some(caller), Some((_, listing))) => {
+                    let gate = (entry.spec.name, listing);
+                    self.authorized(policies, caller, &call, gate, request.arguments, decided)
+                        .await
+                }
+                _ => Err(ToolError::Internal),
+            }
         };
         (tool, Answer::Tool(result))
+    }
+
+    /// Checks the arguments, asks the policies (SPEC §5a), and runs the tool when they allow.
+    async fn authorized(
+        &self,
+        policies: &kosha_authz::Policies,
+        caller: authz::Caller<'_>,
+        call: &Call<'_>,
+        (tool, listing): (&'static str, Decision),
+        arguments: Option<rmcp::model::JsonObject>,
+        decided: &observe::Decided,
+    ) -> Result<Value, ToolError> {
+        let Some(entry) = self.catalogue.named(tool) else {
+            return Err(ToolError::Internal);
+        };
+        let checked = entry.check(arguments)?;
+        let decision = authz::decide(policies, caller, call, (tool, listing), &checked).await?;
+        decided.set(&decision);
+        match decision {
+            Decision::Allow { .. } => entry.run(call, checked).await,
+            Decision::Forbid { reason, .. } => Err(ToolError::Forbidden(reason)),
+            // A person's confirmation over MCP 2026-07-28 (SPEC §5b) is not asked yet: no
+            // client can be, so every one that would need it gets `confirmation_required`.
+            Decision::Confirm { .. } => Err(ToolError::ConfirmationRequired),
+        }
     }
 }
 

@@ -96,6 +96,9 @@ pub struct Gateway {
     policies: PerBackend<Policy>,
     /// `KOSHA_TOOL_COSTS`, checked against the catalogue and the bucket's capacity.
     tool_costs: ToolCosts,
+    /// The operator's policy set (`KOSHA_POLICY_FILE`), validated at start; `None`: the
+    /// built-in set, parsed on first use (SPEC §5a, §13).
+    authz: Option<Arc<kosha_authz::Policies>>,
 }
 
 impl std::fmt::Debug for Gateway {
@@ -144,6 +147,11 @@ impl Gateway {
             config.rate_limit.bucket.capacity(),
         )
         .map_err(|e| kosha_runtime::config::ConfigError::new(TOOL_COSTS_ENV, e))?;
+        let authz = config
+            .policy_file
+            .as_deref()
+            .map(load_policies)
+            .transpose()?;
         let core_api = CoreApi::new(&config.core_api_url, http.clone());
         let screening = ScreeningClient::new(&config.screening.url, http);
         let chaos = ChaosGate::new(config.chaos_enabled, None);
@@ -163,7 +171,16 @@ impl Gateway {
             chaos,
             policies,
             tool_costs,
+            authz,
         })
+    }
+
+    /// The policy set every `tools/list` and `tools/call` asks (SPEC §5a).
+    pub fn authz(&self) -> &kosha_authz::Policies {
+        match &self.authz {
+            Some(policies) => policies,
+            None => kosha_authz::Policies::builtin(),
+        }
     }
 
     /// The gateway with its real dependencies: one single-attempt DynamoDB client for the
@@ -286,4 +303,27 @@ impl Gateway {
             policies: &self.policies,
         }
     }
+}
+
+/// The policy set in `path`, parsed and validated (SPEC §5a).
+///
+/// # Errors
+/// [`StartError::Config`] naming `KOSHA_POLICY_FILE` and, for a policy that does not parse or
+/// validate, its id and line.
+fn load_policies(path: &std::path::Path) -> Result<Arc<kosha_authz::Policies>, StartError> {
+    let error = |reason: String| {
+        StartError::from(kosha_runtime::config::ConfigError::new(
+            crate::config::POLICY_FILE_ENV,
+            reason,
+        ))
+    };
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| error(format!("cannot read {}: {e}", path.display())))?;
+    let policies = kosha_authz::Policies::parse(&text).map_err(|e| error(e.to_string()))?;
+    tracing::info!(
+        file = %path.display(),
+        policies = policies.ids().len(),
+        "policy set loaded"
+    );
+    Ok(Arc::new(policies))
 }

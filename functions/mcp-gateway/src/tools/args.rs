@@ -60,15 +60,29 @@ impl ArgsSchema {
             .map_err(|e| e.to_string())
     }
 
-    /// Checks `arguments` (absent = `{}`) and deserializes them into `T`.
+    /// Checks `arguments` (absent = `{}`) and deserializes them into `T`: [`ArgsSchema::check`]
+    /// then [`deserialize`].
     ///
     /// # Errors
-    /// [`ToolError::InvalidArgument`] naming the first field that breaks the schema, or holds
-    /// a control character.
+    /// As [`ArgsSchema::check`] and [`deserialize`].
     pub fn parse<T: DeserializeOwned>(
         &self,
         arguments: Option<Map<String, Value>>,
     ) -> Result<T, ToolError> {
+        deserialize(self.check(arguments)?)
+    }
+
+    /// Checks `arguments` (absent = `{}`) against the schema and returns them with every
+    /// integral float written as the integer it is: what the policies read (SPEC §5a) and
+    /// [`deserialize`] takes.
+    ///
+    /// # Errors
+    /// [`ToolError::InvalidArgument`] naming the first field that breaks the schema, or holds
+    /// a control character.
+    pub fn check(
+        &self,
+        arguments: Option<Map<String, Value>>,
+    ) -> Result<Map<String, Value>, ToolError> {
         let value = Value::Object(arguments.unwrap_or_default());
         check_no_control_chars(&value)?;
         if let Some(e) = self.validator.iter_errors(&value).next() {
@@ -77,15 +91,25 @@ impl ArgsSchema {
         // JSON Schema counts `3.0` an integer, serde does not: give serde the integer.
         let mut value = value;
         integral_floats_as_integers(&mut value);
-        // The schema was generated from `T`, so this fails only where the two still disagree:
-        // name the field.
-        serde_path_to_error::deserialize(value).map_err(|e| {
-            ToolError::invalid(
-                clip(&e.path().to_string()),
-                "does not have the type the schema declares",
-            )
-        })
+        match value {
+            Value::Object(map) => Ok(map),
+            _ => Err(ToolError::Internal),
+        }
     }
+}
+
+/// Deserializes checked arguments ([`ArgsSchema::check`]) into `T`.
+///
+/// # Errors
+/// [`ToolError::InvalidArgument`] naming the field where `T` and the schema it was generated
+/// from still disagree.
+pub fn deserialize<T: DeserializeOwned>(checked: Map<String, Value>) -> Result<T, ToolError> {
+    serde_path_to_error::deserialize(Value::Object(checked)).map_err(|e| {
+        ToolError::invalid(
+            clip(&e.path().to_string()),
+            "does not have the type the schema declares",
+        )
+    })
 }
 
 /// Rewrites every number with no fractional part written as a float (`3.0`, `1e1`) as the

@@ -6,10 +6,10 @@
 //! budget and handler come from the one `impl Tool`, so it cannot be half-registered (listed
 //! but not dispatched, or visible to no role by accident).
 //!
-//! - **Visibility (SPEC §5):** a principal sees and may call the tools whose [`Spec::roles`]
-//!   share a role with it (a tester, in both groups, gets the union). A tool it may not use
-//!   is absent from its `tools/list` and calling it answers as an unknown tool (−32602), so
-//!   both paths go through [`Catalogue::visible`].
+//! - **Visibility (SPEC §5, §5a):** who sees and may call a tool is the policy set's answer
+//!   (`crate::authz`); [`Spec::roles`] is the built-in set's role table, for the docs. A
+//!   tool a principal may never call is absent from its `tools/list` and calling it answers
+//!   as an unknown tool (−32602).
 //! - **Costs (SPEC §6):** each tool spends [`Tool::COST`] tokens of the caller's bucket per
 //!   call (default [`DEFAULT_COST`]), or the cost `KOSHA_TOOL_COSTS` gives it
 //!   ([`Catalogue::with_costs`], checked at start by [`super::cost::parse`]).
@@ -129,7 +129,9 @@ pub struct Spec {
     pub errors: &'static [ErrorCode],
     /// Annotations.
     pub hints: Hints,
-    /// Roles that may see and call it (SPEC §4 "role").
+    /// The roles the built-in policy set lets see and call it (SPEC §4 "role"; the set is
+    /// `kosha_authz::BUILTIN`, and a property test keeps the two equal). Who may call it is
+    /// the policies' business (SPEC §5a).
     pub roles: &'static [Role],
     /// Time budget from call start (SPEC §4 "budget").
     pub budget: Duration,
@@ -167,11 +169,7 @@ pub trait Tool: Send + Sync + 'static {
 }
 
 type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
-type Handler = for<'c, 'g> fn(
-    &'c Entry,
-    &'c Call<'g>,
-    Option<JsonObject>,
-) -> BoxFuture<'c, Result<Value, ToolError>>;
+type Handler = for<'c, 'g> fn(&'c Call<'g>, JsonObject) -> BoxFuture<'c, Result<Value, ToolError>>;
 
 /// One served tool.
 pub struct Entry {
@@ -221,7 +219,8 @@ impl Entry {
         self.cost
     }
 
-    /// Whether a principal with `roles` may see and call this tool.
+    /// Whether a principal with `roles` may see and call this tool under the built-in policy
+    /// set ([`Spec::roles`]).
     pub fn allowed(&self, roles: &[Role]) -> bool {
         self.spec.roles.iter().any(|r| roles.contains(r))
     }
@@ -244,16 +243,23 @@ impl Entry {
             })
     }
 
-    /// Checks `arguments` against the `inputSchema`, runs the tool and serializes its result.
+    /// Checks `arguments` against the `inputSchema` ([`ArgsSchema::check`]): what the
+    /// policies read and [`Entry::run`] takes.
     ///
     /// # Errors
-    /// [`ToolError`]: `invalid_argument` from the schema, or the tool's own.
-    pub async fn run(
-        &self,
-        call: &Call<'_>,
-        arguments: Option<JsonObject>,
-    ) -> Result<Value, ToolError> {
-        (self.handler)(self, call, arguments).await
+    /// [`ToolError::InvalidArgument`] naming the field; [`ToolError::Internal`] when the
+    /// schema does not compile.
+    pub fn check(&self, arguments: Option<JsonObject>) -> Result<JsonObject, ToolError> {
+        self.args_schema()?.check(arguments)
+    }
+
+    /// Runs the tool with `checked` arguments ([`Entry::check`]) and serializes its result.
+    ///
+    /// # Errors
+    /// [`ToolError`]: `invalid_argument` where the argument type and schema disagree, or the
+    /// tool's own.
+    pub async fn run(&self, call: &Call<'_>, checked: JsonObject) -> Result<Value, ToolError> {
+        (self.handler)(call, checked).await
     }
 }
 
@@ -283,12 +289,11 @@ fn describe<T: Tool>() -> rmcp::model::Tool {
 }
 
 fn handle<'c, T: Tool>(
-    entry: &'c Entry,
     call: &'c Call<'_>,
-    arguments: Option<JsonObject>,
+    checked: JsonObject,
 ) -> BoxFuture<'c, Result<Value, ToolError>> {
     Box::pin(async move {
-        let args = entry.args_schema()?.parse::<T::Args>(arguments)?;
+        let args = super::args::deserialize::<T::Args>(checked)?;
         let out = T::run(call, args).await?;
         serde_json::to_value(out).map_err(|e| {
             tracing::error!(tool = T::SPEC.name, error = %e, "tool output did not serialize");
@@ -328,16 +333,10 @@ impl Catalogue {
         self.entries.iter()
     }
 
-    /// The tools a principal with `roles` may see, in `tools/list` order.
-    pub fn visible<'a>(&'a self, roles: &'a [Role]) -> impl Iterator<Item = &'a Entry> + 'a {
-        self.entries.iter().filter(|e| e.allowed(roles))
-    }
-
-    /// Tool `name`, if a principal with `roles` may call it (else as if it did not exist).
-    pub fn find(&self, name: &str, roles: &[Role]) -> Option<&Entry> {
-        self.entries
-            .iter()
-            .find(|e| e.spec.name == name && e.allowed(roles))
+    /// Tool `name`, whoever asks: who may list and call it is the policies' business
+    /// (SPEC §5a, `crate::authz`).
+    pub fn named(&self, name: &str) -> Option<&Entry> {
+        self.entries.iter().find(|e| e.spec.name == name)
     }
 
     /// Every backend some tool calls: `get_service_health`'s dependencies.

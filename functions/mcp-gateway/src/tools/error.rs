@@ -88,6 +88,20 @@ pub enum ToolError {
         /// Whole seconds until the bucket holds the tool's cost (rounded up, ≥ 1).
         retry_after_s: u64,
     },
+    /// A policy refused the call (SPEC §5a); the message is the deciding policy's `@reason`,
+    /// written by the operator for the model, or "not permitted".
+    #[error("{0}")]
+    Forbidden(String),
+    /// The call needs its person's confirmation and this client cannot ask them (SPEC §5b).
+    #[error(
+        "a person must approve this call before it runs, and this client cannot show them the \
+         question: ask the person to make the request from an MCP client that supports \
+         elicitation (protocol 2026-07-28), signed in as themselves"
+    )]
+    ConfirmationRequired,
+    /// The person declined or cancelled the confirmation (SPEC §5b): nothing was done.
+    #[error("the person declined this call; nothing was done. Do not repeat it unless they ask")]
+    Declined,
     /// A bug on our side. Details are logged, never returned.
     #[error("internal error")]
     Internal,
@@ -116,6 +130,9 @@ impl ToolError {
             | Self::StoreUnavailable { .. } => ErrorCode::DependencyUnavailable,
             Self::Overloaded { .. } => ErrorCode::Overloaded,
             Self::RateLimited { .. } => ErrorCode::RateLimited,
+            Self::Forbidden(_) => ErrorCode::Forbidden,
+            Self::ConfirmationRequired => ErrorCode::ConfirmationRequired,
+            Self::Declined => ErrorCode::Declined,
             Self::Internal => ErrorCode::Internal,
         }
     }
@@ -141,6 +158,9 @@ impl ToolError {
             Self::InvalidArgument { .. }
             | Self::NotFound(_)
             | Self::Conflict(_)
+            | Self::Forbidden(_)
+            | Self::ConfirmationRequired
+            | Self::Declined
             | Self::Internal => (None, None),
         };
         body.error.retry_after_s = retry_after_s;

@@ -246,6 +246,8 @@ impl Harness {
             sent: &self.sent,
             trace: None,
         };
-        Entry::of::<T>().run(&call, args.as_object().cloned()).await
+        let entry = Entry::of::<T>();
+        let checked = entry.check(args.as_object().cloned())?;
+        entry.run(&call, checked).await
     }
 }

@@ -14,10 +14,14 @@ const PRINCIPALS: [(&str, &[Role]); 3] = [
     ("tester", &[Role::Agent, Role::Operator]),
 ];
 
-/// `tools/list`'s tools for `roles`, as JSON.
+/// `tools/list`'s tools for a user with `roles` under the built-in policy set, as JSON.
 fn listed(roles: &[Role]) -> Vec<Value> {
     let c = catalogue();
-    c.visible(roles)
+    let groups: Vec<&str> = roles.iter().map(|r| r.as_str()).collect();
+    let principal = kosha_authz::testing::principal("u", &groups);
+    let set = kosha_authz::Policies::builtin();
+    c.all()
+        .filter(|e| set.may_list(&principal, e.spec.name, "2025-11-25"))
         .map(|e| serde_json::to_value(e.tool()).unwrap())
         .collect()
 }

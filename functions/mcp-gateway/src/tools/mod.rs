@@ -65,10 +65,20 @@ mod tests {
         it.map(|e| e.spec.name).collect()
     }
 
+    /// The names `principal` may list under the built-in policy set, in catalogue order.
+    fn listed(c: &Catalogue, principal: &kosha_auth::Principal) -> Vec<&'static str> {
+        let set = kosha_authz::Policies::builtin();
+        names(
+            c.all()
+                .filter(|e| set.may_list(principal, e.spec.name, "2025-11-25")),
+        )
+    }
+
     #[test]
     fn agents_see_the_data_tools_and_operators_only_health() {
+        use kosha_authz::testing::principal;
         let c = catalogue();
-        let agent = names(c.visible(&[Role::Agent]));
+        let agent = listed(&c, &principal("a", &["agent"]));
         assert_eq!(
             agent,
             [
@@ -82,15 +92,41 @@ mod tests {
                 "flag_transaction_for_review"
             ]
         );
-        assert_eq!(names(c.visible(&[Role::Operator])), ["get_service_health"]);
-        assert_eq!(names(c.visible(&[Role::Agent, Role::Operator])), agent);
-        assert!(c.visible(&[]).next().is_none());
-        assert!(c.find("get_transaction", &[Role::Operator]).is_none());
-        assert!(
-            c.find("drop_tables", &[Role::Agent, Role::Operator])
-                .is_none()
+        assert_eq!(
+            listed(&c, &principal("o", &["operator"])),
+            ["get_service_health"]
         );
-        assert!(c.find("get_transaction", &[Role::Agent]).is_some());
+        assert_eq!(listed(&c, &principal("t", &["agent", "operator"])), agent);
+        assert!(listed(&c, &principal("n", &["admins"])).is_empty());
+        assert!(c.named("drop_tables").is_none());
+        assert!(c.named("get_transaction").is_some());
+    }
+
+    proptest::proptest! {
+        /// The built-in policy set is the catalogue's role table (SPEC §4, §5a): for every
+        /// combination of roles, as a user's groups or a machine client's scopes, and every
+        /// tool, listing and calling allow exactly the tools one of the roles may call.
+        #[test]
+        fn the_builtin_set_is_the_role_table(agent: bool, operator: bool, user: bool, tool in 0usize..8) {
+            let roles: Vec<Role> = [(agent, Role::Agent), (operator, Role::Operator)]
+                .into_iter()
+                .filter_map(|(has, role)| has.then_some(role))
+                .collect();
+            let groups: Vec<&str> = roles.iter().map(|r| r.as_str()).collect();
+            let p = if user {
+                kosha_authz::testing::principal("u", &groups)
+            } else {
+                kosha_authz::testing::machine("m", &roles)
+            };
+            let c = catalogue();
+            let Some(e) = c.all().nth(tool) else { return Err(proptest::test_runner::TestCaseError::fail("no tool")) };
+            let set = kosha_authz::Policies::builtin();
+            let expected = e.allowed(&roles);
+            proptest::prop_assert_eq!(set.may_list(&p, e.spec.name, "2026-07-28"), expected);
+            let decision = set.listing(&p, e.spec.name, "2025-11-25");
+            proptest::prop_assert_eq!(decision.is_allow(), expected);
+            proptest::prop_assert!(!set.reads(e.spec.name).any(), "the built-in set reads no call");
+        }
     }
 
     #[test]

@@ -8,7 +8,9 @@
 //!   gateway's own time so far: the request span's wall time less the time spent waiting on
 //!   DynamoDB, core-api, screening-sim and Secrets Manager, µs;
 //!   `kosha_runtime::trace::RequestTrace::own_time`), and from the request span
-//!   `request_id`, `trace_id`, `principal` and `user` (the `sub`, SPEC §5). Level: `info`, `warn` when a dependency
+//!   `request_id`, `trace_id`, `principal` and `user` (the `sub`, SPEC §5), `authz` (the policy
+//!   decision: `allow`, `forbid`, `confirm`, or `none` when the call ended before it) and
+//!   `authz_policies` (the deciding policies' ids, comma-separated; SPEC §5a). Level: `info`, `warn` when a dependency
 //!   failed or time ran out (`dependency_unavailable`, `deadline_exceeded`, `overloaded`),
 //!   `error` for `internal`;
 //! - `tool_duration_ms{tool, outcome}` (a tool not in the catalogue has no series: its name
@@ -138,18 +140,40 @@ pub fn span(requested: &str, client_id: Option<&str>, user: Option<&str>) -> tra
     span
 }
 
+/// The policy decision of a call (SPEC §5a: every decision is logged with the deciding
+/// policies' ids): set once by the dispatch, read by [`record`].
+#[derive(Debug, Default)]
+pub struct Decided(std::sync::OnceLock<(&'static str, String)>);
+
+impl Decided {
+    /// Keeps `decision`'s name and deciding policies (comma-separated ids).
+    pub fn set(&self, decision: &kosha_authz::Decision) {
+        let _ = self
+            .0
+            .set((decision.as_str(), decision.policies().join(",")));
+    }
+
+    /// `allow`, `forbid` or `confirm`, and the ids; `none` before the policies were asked (a
+    /// refusal by the rate limit, the deadline, the arguments, or an unknown tool).
+    fn get(&self) -> (&'static str, &str) {
+        self.0.get().map_or(("none", ""), |(d, p)| (*d, p.as_str()))
+    }
+}
+
 /// Writes the record of one call: `tool` is the catalogue's name (`None` for an unknown tool,
-/// then `requested` is logged, clipped), `timing` how long it took, `sent` the requests it
-/// sent, `span` the call's ([`span`]).
+/// then `requested` is logged, clipped), `decided` its policy decision, `timing` how long it
+/// took, `sent` the requests it sent, `span` the call's ([`span`]).
 pub fn record(
     tool: Option<&'static str>,
     requested: &str,
     outcome: Outcome<'_>,
+    decided: &Decided,
     timing: Timing,
     sent: &Sent,
     span: &tracing::Span,
 ) {
     let (attempts, hedges) = (sent.attempts(), sent.hedges());
+    let (authz, authz_policies) = decided.get();
     let Timing { elapsed, overhead } = timing;
     let duration_ms = u64::try_from(elapsed.as_millis()).unwrap_or(u64::MAX);
     let overhead_us = overhead.map(|d| u64::try_from(d.as_micros()).unwrap_or(u64::MAX));
@@ -190,6 +214,8 @@ pub fn record(
                 hedges,
                 degraded,
                 overhead_us,
+                authz,
+                authz_policies,
                 "tool call"
             )
         };

@@ -24,6 +24,13 @@ fn meaning(code: ErrorCode) -> &'static str {
         ErrorCode::RateLimited => {
             "this client's token bucket holds less than the tool's cost; retry after `retry_after_s`"
         }
+        ErrorCode::Forbidden => {
+            "a policy refused these arguments, this record or this time; the message says why"
+        }
+        ErrorCode::ConfirmationRequired => {
+            "a person must approve the call in a client that can show them the question"
+        }
+        ErrorCode::Declined => "the person declined the call; nothing was done",
         ErrorCode::Internal | ErrorCode::Unknown => "a bug on our side; details are logged",
     }
 }

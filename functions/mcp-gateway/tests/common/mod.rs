@@ -85,6 +85,8 @@ pub fn config(core_api_url: &str, max_in_flight: usize) -> GatewayConfig {
         rate_limit: kosha_state::RateLimitSettings::default(),
         rate_key: mcp_gateway::config::RateKey::Client,
         tool_costs: None,
+        policy_file: None,
+        policy_now: None,
         principal_rate: kosha_resilience::principal_rate::PrincipalLimiter::bucket(
             kosha_resilience::principal_rate::DEFAULT_RPS,
         )
