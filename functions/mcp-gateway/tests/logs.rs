@@ -3,7 +3,8 @@
 //!
 //! - a `tools/call` writes exactly one line, with tool, outcome, duration, attempts, degraded,
 //!   the gateway's own time (`overhead_us`, without the waits on dependencies), principal,
-//!   user (the `sub`, never the `username`, issue 44), request id and trace id; 1,000 calls stay within the per-call line and byte
+//!   user (the `sub`, never the `username`, issue 44), request id and trace id, the policy
+//!   decision and the policies that made it (issue 46); 1,000 calls stay within the per-call line and byte
 //!   bound (the figure is printed and recorded in docs/benchmarks.md);
 //! - the trace context reaches core-api: from a `traceparent` header, from
 //!   `params._meta.traceparent` (MCP 2026-07-28), or a new trace when there is none; core-api
@@ -151,6 +152,9 @@ async fn a_thousand_calls_write_one_bounded_line_each() {
     assert_eq!(line["hedges"], 0);
     assert_eq!(line["degraded"], false);
     assert!(line["duration_ms"].is_u64());
+    // The policy decision and the policy that made it (SPEC §5a, issue 46).
+    assert_eq!(line["authz"], "allow");
+    assert_eq!(line["policies"], "agents");
     assert_eq!(line["span"]["principal"], "agent-a");
     assert_eq!(line["span"]["request_id"].as_str().unwrap().len(), 32);
     assert_eq!(line["span"]["trace_id"].as_str().unwrap().len(), 32);

@@ -3,13 +3,7 @@ use super::*;
 #[test]
 fn the_builtin_set_validates_and_names_its_policies() {
     let ids = Policies::builtin().ids();
-    assert_eq!(
-        ids,
-        [
-            "agents-call-the-data-tools",
-            "agents-and-operators-read-health"
-        ]
-    );
+    assert_eq!(ids, ["agents", "health"]);
 }
 
 #[test]

@@ -10,7 +10,7 @@
 //!   `kosha_runtime::trace::RequestTrace::own_time`), and from the request span
 //!   `request_id`, `trace_id`, `principal` and `user` (the `sub`, SPEC §5), `authz` (the policy
 //!   decision: `allow`, `forbid`, `confirm`, or `none` when the call ended before it) and
-//!   `authz_policies` (the deciding policies' ids, comma-separated; SPEC §5a). Level: `info`, `warn` when a dependency
+//!   `policies` (the deciding policies' ids, comma-separated; SPEC §5a). Level: `info`, `warn` when a dependency
 //!   failed or time ran out (`dependency_unavailable`, `deadline_exceeded`, `overloaded`),
 //!   `error` for `internal`;
 //! - `tool_duration_ms{tool, outcome}` (a tool not in the catalogue has no series: its name
@@ -173,7 +173,7 @@ pub fn record(
     span: &tracing::Span,
 ) {
     let (attempts, hedges) = (sent.attempts(), sent.hedges());
-    let (authz, authz_policies) = decided.get();
+    let (authz, policies) = decided.get();
     let Timing { elapsed, overhead } = timing;
     let duration_ms = u64::try_from(elapsed.as_millis()).unwrap_or(u64::MAX);
     let overhead_us = overhead.map(|d| u64::try_from(d.as_micros()).unwrap_or(u64::MAX));
@@ -215,7 +215,7 @@ pub fn record(
                 degraded,
                 overhead_us,
                 authz,
-                authz_policies,
+                policies,
                 "tool call"
             )
         };
