@@ -44,7 +44,8 @@ pub const INSTRUCTIONS: &str = "Banking support tools. Knowledge: search_knowled
      flag_transaction_for_review when fraud is suspected. Sanctions: \
      screen_entity for a name, get_screening_result for a deferred screening. Health: \
      get_service_health when calls keep failing. A failed call returns an error with a \
-     stable `code`; wait `retry_after_s` when given.";
+     stable `code`; wait `retry_after_s` when given. A call a policy refuses is \
+     `forbidden`; its message says why.";
 
 /// One MCP server per request (stateless; cheap to clone); all state lives in [`Gateway`]
 /// and the [`Catalogue`].

@@ -102,8 +102,9 @@ pub const READ_ERRORS: &[ErrorCode] = &[
     ErrorCode::Internal,
 ];
 
-/// The error codes a keyed write can answer (SPEC §4): a read's, and `conflict` (an open
-/// dispute, or a key reused with other arguments).
+/// The error codes a keyed write can answer (SPEC §4, §5b): a read's, `conflict` (an open
+/// dispute, or a key reused with other arguments), and a person's confirmation that this
+/// client cannot ask for (`confirmation_required`) or that was refused (`declined`).
 pub const KEYED_WRITE_ERRORS: &[ErrorCode] = &[
     ErrorCode::InvalidArgument,
     ErrorCode::NotFound,
@@ -112,6 +113,8 @@ pub const KEYED_WRITE_ERRORS: &[ErrorCode] = &[
     ErrorCode::DependencyUnavailable,
     ErrorCode::Overloaded,
     ErrorCode::RateLimited,
+    ErrorCode::ConfirmationRequired,
+    ErrorCode::Declined,
     ErrorCode::Internal,
 ];
 

@@ -57,8 +57,8 @@ impl Tool for FlagTransactionForReview {
         title: "Flag transaction for review",
         description: "Ask for a human review of a suspicious transaction \
                       (txn_000001) with a reason. Use it when fraud is suspected but the \
-                      customer does not dispute. Safe to retry: the same call returns the \
-                      first review with `created: false`. Returns review_id.",
+                      customer does not dispute. Returns review_id. Safe to retry: the same \
+                      call returns the first review (`created: false`).",
         errors: KEYED_WRITE_ERRORS,
         hints: Hints::KEYED_WRITE,
         roles: &[Role::Agent],
