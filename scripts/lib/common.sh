@@ -41,6 +41,19 @@ ensure_node_modules() {
   echo "$want" > "$stamp"
 }
 
+# Debian's Chromium for the browser test (tests/ts/browser, driven by playwright-core, which
+# downloads no browser): sets CHROMIUM to KOSHA_CHROMIUM, or to `chromium` on PATH, installed
+# from Debian's packages (apt-get) when absent.
+ensure_chromium() {
+  CHROMIUM="${KOSHA_CHROMIUM:-$(command -v chromium || true)}"
+  if [[ -z "$CHROMIUM" ]]; then
+    log "installing Chromium (Debian package chromium)"
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null || return 1
+    CHROMIUM="$(command -v chromium)"
+  fi
+  [[ -x "$CHROMIUM" ]] || { echo "no Chromium at ${CHROMIUM:-(none)}: install Debian's chromium or set KOSHA_CHROMIUM" >&2; return 1; }
+}
+
 # A free TCP port on loopback.
 free_port() {
   python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'

@@ -353,11 +353,15 @@ impl McpServer {
         let Some((decision, ())) = admitted else {
             return (tool, Answer::Tool(Err(out_of_time())));
         };
-        if let RateDecision::Limited { retry_after_s } = decision {
-            // A tool error the model reads, valid against the tool's outputSchema (SPEC §6).
+        if let (RateDecision::Limited { retry_after_s }, Some(bucket)) = (decision, bucket) {
+            // A tool error the model reads, valid against the tool's outputSchema (SPEC §6),
+            // naming whose limit is spent (the client's or the user's).
             return (
                 tool,
-                Answer::Tool(Err(ToolError::RateLimited { retry_after_s })),
+                Answer::Tool(Err(ToolError::RateLimited {
+                    retry_after_s,
+                    bucket: bucket.kind,
+                })),
             );
         }
         let chaos = match (

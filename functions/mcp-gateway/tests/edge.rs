@@ -425,13 +425,24 @@ async fn keyed_by_user_one_users_burst_is_refused_while_another_of_the_same_clie
     let bob = common::user_token("agent-a", "sub-bob");
     let mut by_user = config("http://127.0.0.1:9", 64);
     by_user.rate_key = mcp_gateway::config::RateKey::User;
-    for (rate_key, bob_admitted) in [(by_user, true), (config("http://127.0.0.1:9", 64), false)] {
+    // The refusal names whose limit is spent: the person's own, or the shared client's.
+    let cases = [
+        (by_user, true, "this user's own rate limit"),
+        (
+            config("http://127.0.0.1:9", 64),
+            false,
+            "this client's rate limit",
+        ),
+    ];
+    for (rate_key, bob_admitted, owner) in cases {
         let app = common::app_with(rate_key, 2.0);
         for id in 1..=2 {
             assert_ne!(call(&app, id, &alice).await["result"]["isError"], true);
         }
         let refused = call(&app, 3, &alice).await;
         assert_eq!(tool_error(&refused)["code"], "rate_limited", "{refused}");
+        let message = tool_error(&refused)["message"].as_str().unwrap().to_owned();
+        assert!(message.starts_with(owner), "{message}");
         let second = call(&app, 4, &bob).await;
         assert_eq!(
             second["result"]["isError"] != true,

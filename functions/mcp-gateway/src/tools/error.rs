@@ -4,6 +4,7 @@
 
 use kosha_contract::dependency::Dependency;
 use kosha_contract::error::{ErrorBody, ErrorCode};
+use kosha_resilience::rate_limit::BucketKind;
 use rmcp::model::CallToolResult;
 use serde_json::Value;
 
@@ -79,14 +80,19 @@ pub enum ToolError {
         retry_after_s: Option<u64>,
     },
     /// The caller's token bucket holds less than this tool's cost (SPEC §6). Code
-    /// `rate_limited`; answered as a tool error (HTTP 200) so the model reads it.
+    /// `rate_limited`; answered as a tool error (HTTP 200) so the model reads it. The message
+    /// names whose limit is spent: the app client's (shared by everyone behind it) or, with
+    /// `KOSHA_RATE_KEY=user`, the person's own (issue 44).
     #[error(
-        "this client's rate limit is spent; retry after {retry_after_s} s (the limit refills \
-         over time; other methods such as tools/list are not limited)"
+        "{} rate limit is spent; retry after {retry_after_s} s (the limit refills \
+         over time; other methods such as tools/list are not limited)",
+        limit_owner(*bucket)
     )]
     RateLimited {
         /// Whole seconds until the bucket holds the tool's cost (rounded up, ≥ 1).
         retry_after_s: u64,
+        /// Whose bucket was spent: the client's or the user's (SPEC §6 `KOSHA_RATE_KEY`).
+        bucket: BucketKind,
     },
     /// A policy refused the call (SPEC §5a); the message is the deciding policy's `@reason`,
     /// written by the operator for the model, or "not permitted".
@@ -105,6 +111,15 @@ pub enum ToolError {
     /// A bug on our side. Details are logged, never returned.
     #[error("internal error")]
     Internal,
+}
+
+/// Whose limit a `rate_limited` message names (SPEC §6): the app client's bucket is shared by
+/// every caller behind the client, a user's is that person's own.
+fn limit_owner(bucket: BucketKind) -> &'static str {
+    match bucket {
+        BucketKind::Client => "this client's",
+        BucketKind::User => "this user's own",
+    }
 }
 
 impl ToolError {
@@ -154,7 +169,7 @@ impl ToolError {
                 (None, Some(*dependency))
             }
             Self::StoreUnavailable { retry_after_s } => (*retry_after_s, None),
-            Self::RateLimited { retry_after_s } => (Some(*retry_after_s), None),
+            Self::RateLimited { retry_after_s, .. } => (Some(*retry_after_s), None),
             Self::InvalidArgument { .. }
             | Self::NotFound(_)
             | Self::Conflict(_)
@@ -222,12 +237,34 @@ mod tests {
 
     #[test]
     fn rate_limited_carries_retry_after_and_no_dependency() {
-        let v = ToolError::RateLimited { retry_after_s: 7 }.to_json();
+        let v = ToolError::RateLimited {
+            retry_after_s: 7,
+            bucket: BucketKind::Client,
+        }
+        .to_json();
         assert_eq!(v["error"]["code"], "rate_limited");
         assert_eq!(v["error"]["retry_after_s"], 7);
         assert!(v["error"].get("dependency").is_none());
         let message = v["error"]["message"].as_str().unwrap();
         assert!(message.contains("retry after 7 s"), "{message}");
+        assert!(message.starts_with("this client's rate limit"), "{message}");
+    }
+
+    #[test]
+    fn rate_limited_on_a_user_bucket_names_the_users_limit_not_the_clients() {
+        let v = ToolError::RateLimited {
+            retry_after_s: 3,
+            bucket: BucketKind::User,
+        }
+        .to_json();
+        assert_eq!(v["error"]["code"], "rate_limited");
+        let message = v["error"]["message"].as_str().unwrap();
+        assert!(
+            message.starts_with("this user's own rate limit"),
+            "{message}"
+        );
+        assert!(!message.contains("client"), "{message}");
+        assert!(message.contains("retry after 3 s"), "{message}");
     }
 
     #[test]
