@@ -15,6 +15,7 @@
 
 use kosha_auth::Principal;
 use kosha_authz::{Ask, Decision, Policies, Record};
+use kosha_contract::core_api::Transaction;
 use kosha_contract::ids;
 use rmcp::model::JsonObject;
 use serde_json::Value;
@@ -43,6 +44,16 @@ pub fn listing(policies: &Policies, caller: Caller<'_>, tool: &str) -> Decision 
     policies.listing(caller.principal, tool, caller.protocol_version)
 }
 
+/// A call's decision, and the transaction read to make it, if one was.
+#[derive(Debug)]
+pub struct Decided {
+    /// What the policies said.
+    pub decision: Decision,
+    /// The addressed transaction, when a policy read `context.record` (or a dispute's default
+    /// amount): a confirmation's question shows it (SPEC §5b).
+    pub transaction: Option<Transaction>,
+}
+
 /// Decides a call of `tool` with `checked` arguments (SPEC §5a), `listed` being its
 /// [`listing`] (an allow), reading the addressed transaction first when a policy needs it, and
 /// counts the decision.
@@ -55,16 +66,21 @@ pub async fn decide(
     call: &Call<'_>,
     (tool, listed): (&'static str, Decision),
     checked: &JsonObject,
-) -> Result<Decision, ToolError> {
+) -> Result<Decided, ToolError> {
     let reads = policies.reads(tool);
-    let decision = if reads.per_call() {
+    let decided = if reads.per_call() {
         let defaulted = tool == "raise_dispute" && !checked.contains_key("amount_minor");
         let wanted = kosha_authz::RECORD_TOOLS.contains(&tool)
             && (reads.record || (reads.input && defaulted));
-        let record = match wanted {
-            true => Some(read_record(call, checked).await?),
+        let transaction = match wanted {
+            true => Some(read_transaction(call, checked).await?),
             false => None,
         };
+        let record = transaction.as_ref().map(|t| Record {
+            account_id: t.account_id.clone(),
+            amount_minor: t.amount_minor,
+            currency: t.currency.clone(),
+        });
         let mut input;
         let input = match (&record, defaulted) {
             (Some(r), true) => {
@@ -80,18 +96,31 @@ pub async fn decide(
             now_s: caller.now_s,
             ..Ask::new(caller.principal, tool, input)
         };
-        policies.decide(&ask)
+        Decided {
+            decision: policies.decide(&ask),
+            transaction,
+        }
     } else {
         // Nothing of the call is read (the revision is, and the listing read it exactly): the
         // listing set holds this tool's policies as written, so its answer is the call's.
-        listed
+        Decided {
+            decision: listed,
+            transaction: None,
+        }
     };
-    metrics::counter!("authz", "decision" => decision.as_str(), "tool" => tool).increment(1);
-    Ok(decision)
+    let name = decided.decision.as_str();
+    metrics::counter!("authz", "decision" => name, "tool" => tool).increment(1);
+    Ok(decided)
 }
 
-/// The transaction `checked.transaction_id` addresses, as the policies read it.
-async fn read_record(call: &Call<'_>, checked: &JsonObject) -> Result<Record, ToolError> {
+/// The transaction `checked.transaction_id` addresses (a tool that addresses one).
+///
+/// # Errors
+/// `not_found` for an unknown transaction; core-api's errors as for any read.
+pub async fn read_transaction(
+    call: &Call<'_>,
+    checked: &JsonObject,
+) -> Result<Transaction, ToolError> {
     let id = checked
         .get("transaction_id")
         .and_then(Value::as_str)
@@ -102,12 +131,6 @@ async fn read_record(call: &Call<'_>, checked: &JsonObject) -> Result<Record, To
             kosha_contract::echo::clip(id)
         )));
     }
-    let t = call
-        .core_api_read(|meta| call.deps.core_api.get_transaction(meta, id))
-        .await?;
-    Ok(Record {
-        account_id: t.account_id,
-        amount_minor: t.amount_minor,
-        currency: t.currency,
-    })
+    call.core_api_read(|meta| call.deps.core_api.get_transaction(meta, id))
+        .await
 }

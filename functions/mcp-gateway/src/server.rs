@@ -421,7 +421,8 @@ impl McpServer {
             return Err(ToolError::Internal);
         };
         let checked = entry.check(arguments)?;
-        let decision = authz::decide(policies, caller, call, (tool, listing), &checked).await?;
+        let authz::Decided { decision, .. } =
+            authz::decide(policies, caller, call, (tool, listing), &checked).await?;
         decided.set(&decision);
         match decision {
             Decision::Allow { .. } => entry.run(call, checked).await,
