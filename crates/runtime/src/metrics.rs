@@ -144,6 +144,16 @@ pub const CATALOGUE: &[Metric] = &[
                   unreachable, SPEC §10); `bucket`: `client` or `user` (`KOSHA_RATE_KEY`, SPEC §6)",
     },
     Metric {
+        name: "authz",
+        kind: Kind::Counter,
+        unit: Some(Unit::Count),
+        dimensions: &["decision", "tool"],
+        emitted_by: "mcp-gateway `authz.rs` (every `tools/call` the policies decide)",
+        meaning: "`decision`: `allow`, `forbid` (the tool error `forbidden`) or `confirm` (the \
+                  call needs its person's yes, SPEC §5b); `tool` is a catalogue name (SPEC §5a, \
+                  §12)",
+    },
+    Metric {
         name: "shed",
         kind: Kind::Counter,
         unit: Some(Unit::Count),
