@@ -27,6 +27,13 @@ pub enum ErrorCode {
     /// The caller's token bucket holds less than the call's cost (SPEC §6); comes with
     /// `retry_after_s`. Only the gateway answers it, as a tool error.
     RateLimited,
+    /// A person must approve this call in a client that can show them the question (SPEC
+    /// §5b): a revision before 2026-07-28, no elicitation capability, or a machine token. Only
+    /// the gateway answers it, as a tool error.
+    ConfirmationRequired,
+    /// The person asked to confirm this call declined or cancelled it (SPEC §5b). Only the
+    /// gateway answers it, as a tool error.
+    Declined,
     /// A bug on the answering side (500); details are logged, never sent.
     Internal,
     /// A code this side does not know (a newer peer); treated like `internal` by readers.
@@ -36,8 +43,8 @@ pub enum ErrorCode {
 }
 
 impl ErrorCode {
-    /// The eight codes of SPEC §3, in its order.
-    pub const ALL: [Self; 8] = [
+    /// The codes of SPEC §3, in its order.
+    pub const ALL: [Self; 10] = [
         Self::InvalidArgument,
         Self::NotFound,
         Self::Conflict,
@@ -45,6 +52,8 @@ impl ErrorCode {
         Self::DependencyUnavailable,
         Self::Overloaded,
         Self::RateLimited,
+        Self::ConfirmationRequired,
+        Self::Declined,
         Self::Internal,
     ];
 
@@ -58,6 +67,8 @@ impl ErrorCode {
             Self::DependencyUnavailable => "dependency_unavailable",
             Self::Overloaded => "overloaded",
             Self::RateLimited => "rate_limited",
+            Self::ConfirmationRequired => "confirmation_required",
+            Self::Declined => "declined",
             Self::Internal => "internal",
             Self::Unknown => "unknown",
         }

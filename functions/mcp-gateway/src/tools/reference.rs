@@ -24,6 +24,11 @@ fn meaning(code: ErrorCode) -> &'static str {
         ErrorCode::RateLimited => {
             "this client's token bucket holds less than the tool's cost; retry after `retry_after_s`"
         }
+        ErrorCode::ConfirmationRequired => {
+            "a person must approve the call and this client cannot ask them (a revision before \
+             2026-07-28, no elicitation capability, or a machine token)"
+        }
+        ErrorCode::Declined => "the person asked to confirm the call declined it; nothing was done",
         ErrorCode::Internal | ErrorCode::Unknown => "a bug on our side; details are logged",
     }
 }
