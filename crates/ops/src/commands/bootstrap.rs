@@ -22,7 +22,7 @@ use aws_sdk_secretsmanager::Client as Secrets;
 use aws_sdk_sqs::Client as Sqs;
 use aws_sdk_sqs::types::QueueAttributeName;
 use clap::Args;
-use kosha_state::{CHAOS_SECRET_ENV, DEFAULT_CHAOS_SECRET_ID, StateTable, decode_chaos_key};
+use kosha_state::{CHAOS_SECRET_ENV, DEFAULT_CHAOS_SECRET_ID, StateTable, decode_hmac_key};
 
 use crate::exit::Failure;
 
@@ -159,7 +159,7 @@ async fn chaos_secret(
         match secrets.get_secret_value().secret_id(id).send().await {
             Ok(out) => {
                 let value = out.secret_string.unwrap_or_default();
-                decode_chaos_key(&value).map_err(|why| {
+                decode_hmac_key(&value).map_err(|why| {
                     Failure::Failed(format!("secret {id} exists but is malformed: {why}"))
                 })?;
                 let value = value.trim().to_owned();
@@ -252,7 +252,7 @@ fn wanted_chaos_key(value: Option<&String>, local: bool) -> Result<Option<String
         eprintln!("kosha-ops: warning: {CHAOS_KEY_ENV} is ignored for a non-local endpoint");
         return Ok(None);
     }
-    decode_chaos_key(value)
+    decode_hmac_key(value)
         .map_err(|why| Failure::Usage(format!("{CHAOS_KEY_ENV} is not a chaos key: {why}")))?;
     Ok(Some(value.to_ascii_lowercase()))
 }
