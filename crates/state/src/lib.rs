@@ -40,6 +40,7 @@ pub use overrides::{
 pub use rate_limit::{BucketKey, DynamoRateLimiter, RateLimitSettings};
 pub use secrets::{
     CHAOS_SECRET_ENV, CONFIRM_SECRET_ENV, DEFAULT_CHAOS_SECRET_ID, DEFAULT_CONFIRM_SECRET_ID,
-    FAILURE_TTL as SECRET_FAILURE_TTL, HmacKey, SecretCache, SecretFetcher, decode_hmac_key,
+    FAILURE_TTL as SECRET_FAILURE_TTL, HmacKey, SecretCache, SecretFetcher, SecretsClient,
+    decode_hmac_key,
 };
 pub use table::{STATE_TABLE_ENV, StateTable};

@@ -231,9 +231,10 @@ impl Gateway {
                 kosha_clients::config::iam_signer(sdk, "KOSHA_CORE_API_AUTH / KOSHA_SCREENING_AUTH")
             })
             .transpose()?;
-        let keys = kosha_state::SecretCache::from_sdk(sdk, config.chaos_secret_id.clone());
-        let confirm_keys =
-            kosha_state::SecretCache::from_sdk(sdk, config.confirm.secret_id.clone());
+        // One Secrets Manager client, built on the first key fetch, for both keys.
+        let secrets = kosha_state::SecretsClient::from_sdk(sdk);
+        let keys = secrets.cache(config.chaos_secret_id.clone());
+        let confirm_keys = secrets.cache(config.confirm.secret_id.clone());
         let (core_api_iam, screening_iam) = (
             config.core_api_auth == ServiceAuth::Iam,
             config.screening.auth == ServiceAuth::Iam,
