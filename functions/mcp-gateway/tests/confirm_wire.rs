@@ -66,7 +66,7 @@ impl ServerHandler for Asker {
         let client = Client::of(&context);
         let arguments = request.arguments.clone().unwrap_or_default();
         let pending = Pending {
-            tool: &request.name,
+            tool: "raise_dispute",
             arguments: &arguments,
             record: Record {
                 transaction_id: "txn_000341",

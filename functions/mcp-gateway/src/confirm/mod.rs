@@ -79,8 +79,9 @@ impl<'a> Reply<'a> {
 /// A call a policy says needs its person's confirmation.
 #[derive(Debug, Clone, Copy)]
 pub struct Pending<'a> {
-    /// The tool (a write tool).
-    pub tool: &'a str,
+    /// The tool (a write tool), the catalogue's name: also the metric's `tool` dimension, so
+    /// a name the caller wrote never becomes one.
+    pub tool: &'static str,
     /// The call's arguments as sent, already accepted by the tool's schema (absent
     /// arguments: an empty object).
     pub arguments: &'a JsonObject,
@@ -172,14 +173,7 @@ impl Confirmer {
         };
         let now_ms = self.clock.now_ms();
         let Some(state) = pending.reply.request_state else {
-            return ask(
-                &sealer,
-                &binding,
-                &subject,
-                &pending.record,
-                now_ms,
-                "asked",
-            );
+            return ask(pending, &sealer, &binding, &subject, now_ms, "asked");
         };
         match sealer.open(state, &binding, now_ms) {
             Opened::Invalid(why) => {
@@ -197,14 +191,7 @@ impl Confirmer {
                     ),
                 ))
             }
-            Opened::Expired => ask(
-                &sealer,
-                &binding,
-                &subject,
-                &pending.record,
-                now_ms,
-                "expired",
-            ),
+            Opened::Expired => ask(pending, &sealer, &binding, &subject, now_ms, "expired"),
             Opened::Valid => {
                 let answer = answer::read(pending.reply.input_responses)
                     .map_err(|e| ("invalid", ToolError::invalid(e.field, e.message)))?;
@@ -245,18 +232,20 @@ impl Confirmer {
     }
 }
 
-/// Seals a new state and builds the question; counts `outcome` (`asked` or `expired`).
+/// Seals a new state and builds the question for `pending`; counts `outcome` (`asked` or
+/// `expired`).
 fn ask(
+    pending: &Pending<'_>,
     sealer: &Sealer,
     binding: &Binding<'_>,
     subject: &Subject<'_>,
-    record: &Record<'_>,
     now_ms: i64,
     outcome: &'static str,
 ) -> Result<Step, (&'static str, ToolError)> {
     let state = sealer.seal(binding, now_ms);
-    let result = question::ask(question::message(subject, record), state).map_err(refused)?;
-    count(binding.tool, outcome);
+    let message = question::message(subject, &pending.record);
+    let result = question::ask(message, state).map_err(refused)?;
+    count(pending.tool, outcome);
     Ok(Step::Ask(result))
 }
 
@@ -270,10 +259,10 @@ fn refused(error: ToolError) -> (&'static str, ToolError) {
     (outcome, error)
 }
 
-/// One `confirmations{tool, outcome}`. `tool` is a served write tool's name (the dispatcher
-/// found it in the catalogue), so the dimension stays low-cardinality.
-fn count(tool: &str, outcome: &'static str) {
-    metrics::counter!(METRIC, "tool" => tool.to_owned(), "outcome" => outcome).increment(1);
+/// One `confirmations{tool, outcome}`. `tool` is a catalogue name ([`Pending::tool`]), so
+/// the dimension stays low-cardinality.
+fn count(tool: &'static str, outcome: &'static str) {
+    metrics::counter!(METRIC, "tool" => tool, "outcome" => outcome).increment(1);
 }
 
 /// The `confirmation_answered` audit event: who answered what, and how.

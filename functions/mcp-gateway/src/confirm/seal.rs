@@ -33,7 +33,7 @@ use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
 /// Longest `requestState` opened, in bytes; a longer one is invalid without decoding it. A
-/// sealed state is about 80.
+/// sealed state is 95 (`rs1.`, 35 body bytes and a 32-byte tag in base64url).
 pub const MAX_STATE_BYTES: usize = 512;
 
 /// Version of the signed body and of the binding's layout.
