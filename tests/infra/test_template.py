@@ -135,6 +135,58 @@ def test_only_the_gateway_may_read_or_write_fleet_trips():
     assert allowed["ScreeningWorkerFunction"] == {"screening#*", "breaker#*"}
 
 
+def _paths_to(node, target, path=()):
+    """Every path in `node` at which `target` appears."""
+    if node == target:
+        yield path
+    elif isinstance(node, dict):
+        for key, value in node.items():
+            yield from _paths_to(value, target, path + (key,))
+    elif isinstance(node, list):
+        for i, value in enumerate(node):
+            yield from _paths_to(value, target, path + (i,))
+
+
+def test_only_the_gateway_may_read_the_confirmation_key():
+    """SPEC §5b (issue 47): the key sealing confirmation states is readable by the gateway's
+    role alone. Every reference to the secret is the gateway's variable, one gateway policy
+    statement allowing GetSecretValue on it and nothing else, or the stack output."""
+    template = load(TEMPLATE)
+    ref = {"Ref": "ConfirmSecret"}
+    paths = list(_paths_to(template, ref))
+    places = {p[:2] for p in paths}
+    assert places == {("Resources", "McpGatewayFunction"), ("Outputs", "ConfirmSecretArn")}, paths
+    gateway = template["Resources"]["McpGatewayFunction"]["Properties"]
+    assert gateway["Environment"]["Variables"]["KOSHA_CONFIRM_SECRET_ID"] == ref
+    statements = [st for pol in gateway["Policies"] for st in pol["Statement"]
+                  if ref in (st["Resource"] if isinstance(st["Resource"], list) else [st["Resource"]])]
+    assert len(statements) == 1, statements
+    (statement,) = statements
+    assert statement["Resource"] == ref
+    assert statement["Action"] == "secretsmanager:GetSecretValue"
+    # No wildcard Secrets Manager grant anywhere could read it either.
+    for name, resource in template["Resources"].items():
+        for pol in (resource.get("Properties") or {}).get("Policies", []):
+            for st in pol.get("Statement", []) if isinstance(pol, dict) else []:
+                actions = st["Action"] if isinstance(st["Action"], list) else [st["Action"]]
+                if any(str(a).startswith("secretsmanager:") for a in actions):
+                    resources = st["Resource"] if isinstance(st["Resource"], list) else [st["Resource"]]
+                    assert "*" not in resources, (name, st)
+
+
+def test_the_confirmation_key_is_generated_as_64_lowercase_hex_characters():
+    """The gateway decodes the secret as hex into 32 key bytes (rmcp's RequestStateCodec
+    minimum): only 0-9 and a-f may be generated."""
+    secret = load(TEMPLATE)["Resources"]["ConfirmSecret"]
+    generate = secret["Properties"]["GenerateSecretString"]
+    assert generate["PasswordLength"] == 64
+    assert generate["ExcludePunctuation"] is True
+    assert generate["ExcludeUppercase"] is True
+    assert generate.get("IncludeSpace", False) is False
+    allowed = set("0123456789abcdefghijklmnopqrstuvwxyz") - set(generate["ExcludeCharacters"])
+    assert allowed == set("0123456789abcdef")
+
+
 def test_the_outbox_relay_runs_every_minute_and_may_only_send_to_the_events_queue():
     """Issue 11: schedule, least privilege toward SQS, and the lag alarm."""
     resources = load(TEMPLATE)["Resources"]

@@ -30,10 +30,12 @@ pub enum ErrorCode {
     /// A policy refused the call for its arguments, its record or the time (SPEC §5a); the
     /// message is the policy's reason. Only the gateway answers it, as a tool error.
     Forbidden,
-    /// The call needs its person's confirmation, and this client cannot show them the
-    /// question (SPEC §5b).
+    /// A person must approve this call in a client that can show them the question (SPEC
+    /// §5b): a revision before 2026-07-28, no elicitation capability, or a machine token. Only
+    /// the gateway answers it, as a tool error.
     ConfirmationRequired,
-    /// The person declined (or cancelled) the confirmation (SPEC §5b).
+    /// The person asked to confirm this call declined or cancelled it (SPEC §5b). Only the
+    /// gateway answers it, as a tool error.
     Declined,
     /// A bug on the answering side (500); details are logged, never sent.
     Internal,

@@ -31,8 +31,27 @@ fn ops(table: &str, secret: &str) -> Command {
         .env("AWS_EC2_METADATA_DISABLED", "true")
         .env("KOSHA_STATE_TABLE", table)
         .env("KOSHA_CHAOS_SECRET_ID", secret)
+        .env("KOSHA_CONFIRM_SECRET_ID", confirm_secret(secret))
         .env_remove("KOSHA_CHAOS_KEY");
     cmd
+}
+
+/// The confirmation secret of a test whose chaos secret is `secret`.
+fn confirm_secret(secret: &str) -> String {
+    format!("{secret}/confirm")
+}
+
+/// The `SecretString` of secret `id` in the emulator.
+async fn secret_value(id: &str) -> String {
+    aws_sdk_secretsmanager::Client::new(&emulator_sdk().await)
+        .get_secret_value()
+        .secret_id(id)
+        .send()
+        .await
+        .unwrap()
+        .secret_string()
+        .unwrap()
+        .to_owned()
 }
 
 fn run(cmd: &mut Command, args: &[&str]) -> Output {
@@ -83,12 +102,29 @@ fn bootstrap(table: &str, secret: &str) -> String {
 async fn bootstrap_is_idempotent_and_prints_the_stack_env() {
     let (table, secret) = (unique("kosha-ops-test"), unique("kosha/chaos"));
     let first = bootstrap(&table, &secret);
+    let confirm_key = secret_value(&confirm_secret(&secret)).await;
     let second = bootstrap(&table, &secret);
     assert_eq!(first, second, "same resources, same key");
+    assert_eq!(
+        secret_value(&confirm_secret(&secret)).await,
+        confirm_key,
+        "the confirmation key is kept, not rotated"
+    );
+    assert_eq!(confirm_key.len(), 64);
+    assert!(
+        confirm_key
+            .chars()
+            .all(|c| c.is_ascii_hexdigit() && !c.is_ascii_uppercase())
+    );
+    assert!(
+        !first.contains(&confirm_key),
+        "the confirmation key is never printed"
+    );
     let vars: std::collections::HashMap<&str, &str> =
         first.lines().filter_map(|l| l.split_once('=')).collect();
     assert_eq!(vars["KOSHA_STATE_TABLE"], table);
     assert_eq!(vars["KOSHA_CHAOS_SECRET_ID"], secret);
+    assert_eq!(vars["KOSHA_CONFIRM_SECRET_ID"], confirm_secret(&secret));
     let key = vars["KOSHA_CHAOS_KEY"];
     assert_eq!(key.len(), 64);
     assert!(
@@ -103,7 +139,7 @@ async fn bootstrap_is_idempotent_and_prints_the_stack_env() {
     ] {
         assert!(vars[k].starts_with("http"), "{k}");
     }
-    assert_eq!(first.lines().count(), 7);
+    assert_eq!(first.lines().count(), 8);
 
     // What was created: TTL on expires_at, redrive after 5 receives.
     let sdk = emulator_sdk().await;

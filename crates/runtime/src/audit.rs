@@ -25,6 +25,10 @@ pub mod events {
     /// An operator action of `kosha-ops` (stderr of the CLI): `action`, `operator`, and the
     /// action's subject (`dependency`, `ttl_s`, `target`, …).
     pub const OPS_ACTION: &str = "ops_action";
+    /// A person's answer to a confirmation question (gateway, SPEC §5b): `principal`, `user`,
+    /// `username`, `tool`, `outcome` (`accepted`, `declined`, `cancelled`), `transaction_id`,
+    /// `arguments_sha256` (of the call's canonical arguments), `note` (quoted, clipped).
+    pub const CONFIRMATION: &str = "confirmation_answered";
     /// A write tool's effect (core-api / gateway writes): `principal`, `tool`,
     /// `idempotency_key`, `created` (the new record's id), `replayed`.
     pub const WRITE: &str = "write_recorded";

@@ -187,6 +187,18 @@ pub const CATALOGUE: &[Metric] = &[
         meaning: "refused chaos headers, by reason",
     },
     Metric {
+        name: "confirmations",
+        kind: Kind::Counter,
+        unit: Some(Unit::Count),
+        dimensions: &["tool", "outcome"],
+        emitted_by: "mcp-gateway `confirm/mod.rs` (a write a policy says needs its person's yes)",
+        meaning: "`outcome`: `asked` (a question sent), `expired` (a state past its TTL, asked \
+                  again), `accepted`, `declined`, `cancelled`, `invalid` (a forged or rebound \
+                  state, or no usable answer), `unreachable` (`confirmation_required`: the \
+                  client cannot ask), `unavailable` (the sealing key unreadable), `internal` \
+                  (SPEC §5b)",
+    },
+    Metric {
         name: "deadline_exceeded",
         kind: Kind::Counter,
         unit: Some(Unit::Count),

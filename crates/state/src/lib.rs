@@ -1,4 +1,4 @@
-//! kosha-state: the DynamoDB state table (SPEC §8) and the chaos secret (SPEC §9), in one place.
+//! kosha-state: the DynamoDB state table (SPEC §8) and the HMAC-key secrets (SPEC §5b, §9), in one place.
 //!
 //! - [`StateTable`]: the client and table name (`KOSHA_STATE_TABLE`, default `kosha-state`),
 //!   plus idempotent creation (pk S, on-demand, TTL on `expires_at`).
@@ -9,7 +9,8 @@
 //!   lazily at most every 5 s ([`OVERRIDE_REFRESH`]), kept 60 s through read errors (seed
 //!   004 §4, SPEC §8), and the operator's `force_open` / `clear` / `list`; with
 //!   [`DynamoOverrides::with_trips`] also the gateway's fleet trips `trip#<breaker>` (SPEC §8).
-//! - [`SecretCache`]: the chaos HMAC key from Secrets Manager, cached 5 minutes.
+//! - [`SecretCache`]: an HMAC key from Secrets Manager (the chaos header's, a confirmation's
+//!   `requestState`'s), cached 5 minutes.
 //! - [`screening`]: `screening#<id>` items, written by the gateway and finished by the
 //!   screening-worker (SPEC §4, §8); [`sim_chaos`]: screening-sim's `simchaos#<service>` knobs.
 //! - [`Clock`]: wall-clock epoch milliseconds, injectable for tests; with feature
@@ -38,7 +39,8 @@ pub use overrides::{
 };
 pub use rate_limit::{BucketKey, DynamoRateLimiter, RateLimitSettings};
 pub use secrets::{
-    CHAOS_SECRET_ENV, ChaosKey, DEFAULT_CHAOS_SECRET_ID, SecretCache, SecretFetcher,
-    decode_chaos_key,
+    CHAOS_SECRET_ENV, CONFIRM_SECRET_ENV, DEFAULT_CHAOS_SECRET_ID, DEFAULT_CONFIRM_SECRET_ID,
+    FAILURE_TTL as SECRET_FAILURE_TTL, HmacKey, SecretCache, SecretFetcher, SecretsClient,
+    decode_hmac_key,
 };
 pub use table::{STATE_TABLE_ENV, StateTable};

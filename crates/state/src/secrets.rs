@@ -1,9 +1,13 @@
-//! The chaos HMAC key from Secrets Manager, cached 5 minutes (SPEC §9).
+//! HMAC keys from Secrets Manager, cached 5 minutes: the chaos-header key (SPEC §9) and the
+//! key that seals a confirmation's `requestState` (SPEC §5b). One cache type serves both; each
+//! function builds one [`SecretCache`] per secret it reads.
 //!
-//! **Format.** The secret `KOSHA_CHAOS_SECRET_ID` (default `kosha/chaos-hmac-key`) holds the
-//! key as a `SecretString` of hex digits — `kosha-ops bootstrap` writes 64 lowercase hex
-//! characters (32 random bytes) — and the *decoded bytes* are the HMAC-SHA256 key. Surrounding
-//! whitespace is ignored; at least 32 hex characters (16 bytes) are required. A
+//! **Format.** The secret (`KOSHA_CHAOS_SECRET_ID`, default `kosha/chaos-hmac-key`;
+//! `KOSHA_CONFIRM_SECRET_ID`, default `kosha/confirm-hmac-key`) holds the key as a
+//! `SecretString` of hex digits — `kosha-ops bootstrap` writes 64 lowercase hex characters
+//! (32 random bytes) — and the *decoded bytes* are the HMAC-SHA256 key. Surrounding
+//! whitespace is ignored; at least 32 hex characters (16 bytes) are required (the
+//! confirmation key's user asks 32 bytes: rmcp's `RequestStateCodec` minimum). A
 //! `SecretBinary` is used as raw key bytes (same minimum). Anything else is
 //! [`StateError::MalformedSecret`].
 //!
@@ -24,10 +28,14 @@ use tokio::time::Instant;
 
 use crate::StateError;
 
-/// Environment variable naming the secret (SPEC §9).
+/// Environment variable naming the chaos-header secret (SPEC §9).
 pub const CHAOS_SECRET_ENV: &str = "KOSHA_CHAOS_SECRET_ID";
-/// The default secret id (SPEC §9).
+/// The default chaos-header secret id (SPEC §9).
 pub const DEFAULT_CHAOS_SECRET_ID: &str = "kosha/chaos-hmac-key";
+/// Environment variable naming the secret that seals confirmation states (SPEC §5b).
+pub const CONFIRM_SECRET_ENV: &str = "KOSHA_CONFIRM_SECRET_ID";
+/// The default confirmation secret id (SPEC §5b).
+pub const DEFAULT_CONFIRM_SECRET_ID: &str = "kosha/confirm-hmac-key";
 const CACHE_TTL: Duration = Duration::from_secs(300);
 const FETCH_TIMEOUT: Duration = Duration::from_secs(2);
 /// How long a failed fetch is remembered (module docs).
@@ -43,18 +51,18 @@ const CONCLUSIVE_WAIT: Duration = Duration::from_millis(500);
 
 /// HMAC key bytes. Cheap to clone; `Debug` shows only the length.
 #[derive(Clone, PartialEq, Eq)]
-pub struct ChaosKey(Arc<[u8]>);
+pub struct HmacKey(Arc<[u8]>);
 
-impl ChaosKey {
+impl HmacKey {
     /// The key bytes.
     pub fn as_bytes(&self) -> &[u8] {
         &self.0
     }
 }
 
-impl std::fmt::Debug for ChaosKey {
+impl std::fmt::Debug for HmacKey {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "ChaosKey(<redacted {} bytes>)", self.0.len())
+        write!(f, "HmacKey(<redacted {} bytes>)", self.0.len())
     }
 }
 
@@ -62,30 +70,69 @@ impl std::fmt::Debug for ChaosKey {
 ///
 /// # Errors
 /// A reason (never the value) when it is not hex or shorter than 16 bytes.
-pub fn decode_chaos_key(secret_string: &str) -> Result<ChaosKey, &'static str> {
+pub fn decode_hmac_key(secret_string: &str) -> Result<HmacKey, &'static str> {
     let bytes = hex::decode(secret_string.trim()).map_err(|_| "not a hex string")?;
     if bytes.len() < MIN_KEY_BYTES {
         return Err("shorter than 16 bytes");
     }
-    Ok(ChaosKey(bytes.into()))
+    Ok(HmacKey(bytes.into()))
 }
 
 /// Fetches the key: Secrets Manager in production, a fake in tests.
 pub trait SecretFetcher: Send + Sync + 'static {
     /// One fetch of the key.
-    fn fetch(&self) -> BoxFuture<'_, Result<ChaosKey, StateError>>;
+    fn fetch(&self) -> BoxFuture<'_, Result<HmacKey, StateError>>;
 }
 
 /// The Secrets Manager client, built on the first fetch.
 type LazySecretsClient = kosha_runtime::aws::LazyClient<aws_sdk_secretsmanager::Config, Client>;
 
+/// Secrets Manager behind one client built on its first use, shared by the cache of every
+/// secret made from it ([`SecretsClient::cache`]): a gateway reading both the chaos and the
+/// confirmation key builds one client, not two (about 0.8 ms each, `LazyClient`'s docs).
+#[derive(Clone)]
+pub struct SecretsClient(Arc<LazySecretsClient>);
+
+impl std::fmt::Debug for SecretsClient {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SecretsClient")
+            .field("built", &self.0.is_built())
+            .finish()
+    }
+}
+
+impl SecretsClient {
+    /// A client built from `sdk` on the first fetch: a process that never reads a secret
+    /// (production: `CHAOS_ENABLED` is off, and no call needed a confirmation) never builds
+    /// it, and a Lambda init does not pay for it ([`kosha_runtime::aws::LazyClient`]).
+    pub fn from_sdk(sdk: &aws_config::SdkConfig) -> Self {
+        let config = aws_sdk_secretsmanager::Config::new(sdk);
+        Self(Arc::new(LazySecretsClient::new(config, Client::from_conf)))
+    }
+
+    /// The cache of secret `secret_id` through this client, refreshed every 5 minutes.
+    pub fn cache(&self, secret_id: impl Into<String>) -> SecretCache {
+        let secret_id = secret_id.into();
+        let fetcher = Arc::new(SecretsManager {
+            client: self.0.clone(),
+            secret_id: secret_id.clone(),
+        });
+        SecretCache::with_fetcher(fetcher, secret_id, CACHE_TTL)
+    }
+
+    /// Whether the client has been built (tests of start-up cost).
+    pub fn is_built(&self) -> bool {
+        self.0.is_built()
+    }
+}
+
 struct SecretsManager {
-    client: LazySecretsClient,
+    client: Arc<LazySecretsClient>,
     secret_id: String,
 }
 
 impl SecretsManager {
-    async fn get(&self) -> Result<ChaosKey, StateError> {
+    async fn get(&self) -> Result<HmacKey, StateError> {
         let out = self
             .client
             .get()
@@ -99,10 +146,10 @@ impl SecretsManager {
             reason,
         };
         if let Some(s) = out.secret_string() {
-            return decode_chaos_key(s).map_err(malformed);
+            return decode_hmac_key(s).map_err(malformed);
         }
         match out.secret_binary() {
-            Some(b) if b.as_ref().len() >= MIN_KEY_BYTES => Ok(ChaosKey(b.as_ref().into())),
+            Some(b) if b.as_ref().len() >= MIN_KEY_BYTES => Ok(HmacKey(b.as_ref().into())),
             Some(_) => Err(malformed("shorter than 16 bytes")),
             None => Err(malformed("no SecretString or SecretBinary")),
         }
@@ -110,12 +157,12 @@ impl SecretsManager {
 }
 
 impl SecretFetcher for SecretsManager {
-    fn fetch(&self) -> BoxFuture<'_, Result<ChaosKey, StateError>> {
+    fn fetch(&self) -> BoxFuture<'_, Result<HmacKey, StateError>> {
         Box::pin(self.get())
     }
 }
 
-/// The cached chaos key. Share one per process.
+/// One secret's cached key. Share one per secret per process.
 pub struct SecretCache {
     fetcher: Arc<dyn SecretFetcher>,
     secret_id: String,
@@ -126,7 +173,7 @@ pub struct SecretCache {
 /// The last fetch's outcome.
 enum Cached {
     /// The key, fetched at this instant.
-    Key(Instant, ChaosKey),
+    Key(Instant, HmacKey),
     /// A fetch failed at this instant.
     Failed(Instant),
 }
@@ -146,18 +193,15 @@ impl SecretCache {
     /// 5 minutes.
     pub fn new(client: Client, secret_id: impl Into<String>) -> Self {
         let config = client.config().clone();
-        Self::over(
-            LazySecretsClient::built(config, Client::from_conf, client),
-            secret_id,
-        )
+        let client = LazySecretsClient::built(config, Client::from_conf, client);
+        SecretsClient(Arc::new(client)).cache(secret_id)
     }
 
-    /// The same, with a client built from `sdk` on the first fetch: a process that never
-    /// verifies a chaos header (production: `CHAOS_ENABLED` is off) never builds it, and a
-    /// Lambda init does not pay for it ([`kosha_runtime::aws::LazyClient`]).
+    /// The same, with a client of its own built from `sdk` on the first fetch
+    /// ([`SecretsClient::from_sdk`]; a process reading several secrets shares one
+    /// [`SecretsClient`] instead).
     pub fn from_sdk(sdk: &aws_config::SdkConfig, secret_id: impl Into<String>) -> Self {
-        let config = aws_sdk_secretsmanager::Config::new(sdk);
-        Self::over(LazySecretsClient::new(config, Client::from_conf), secret_id)
+        SecretsClient::from_sdk(sdk).cache(secret_id)
     }
 
     /// A lazily built cache ([`SecretCache::from_sdk`]) over the secret named by
@@ -168,15 +212,6 @@ impl SecretCache {
             .filter(|v| !v.trim().is_empty())
             .unwrap_or_else(|| DEFAULT_CHAOS_SECRET_ID.to_owned());
         Self::from_sdk(sdk, id.trim())
-    }
-
-    fn over(client: LazySecretsClient, secret_id: impl Into<String>) -> Self {
-        let secret_id = secret_id.into();
-        let fetcher = Arc::new(SecretsManager {
-            client,
-            secret_id: secret_id.clone(),
-        });
-        Self::with_fetcher(fetcher, secret_id, CACHE_TTL)
     }
 
     /// A cache over any fetcher, keeping each key for `ttl` (tests).
@@ -203,7 +238,7 @@ impl SecretCache {
     ///
     /// # Errors
     /// [`StateError::Aws`], [`StateError::Timeout`] or [`StateError::MalformedSecret`].
-    pub async fn get(&self) -> Result<ChaosKey, StateError> {
+    pub async fn get(&self) -> Result<HmacKey, StateError> {
         self.get_within(FETCH_TIMEOUT).await
     }
 
@@ -212,7 +247,7 @@ impl SecretCache {
     ///
     /// # Errors
     /// As [`SecretCache::get`]; [`StateError::Timeout`] when `limit` passes.
-    pub async fn get_within(&self, limit: Duration) -> Result<ChaosKey, StateError> {
+    pub async fn get_within(&self, limit: Duration) -> Result<HmacKey, StateError> {
         let until = Instant::now() + limit.min(FETCH_TIMEOUT);
         let timeout = || StateError::Timeout {
             operation: "GetSecretValue",

@@ -140,7 +140,7 @@ mod tests {
 
     use kosha_resilience::chaos::{Fault, Target};
     use kosha_resilience::rate_limit::BoxFuture;
-    use kosha_state::{ChaosKey, SecretFetcher, StateError, decode_chaos_key};
+    use kosha_state::{HmacKey, SecretFetcher, StateError, decode_hmac_key};
 
     use super::*;
 
@@ -149,8 +149,8 @@ mod tests {
 
     struct Fixed;
     impl SecretFetcher for Fixed {
-        fn fetch(&self) -> BoxFuture<'_, Result<ChaosKey, StateError>> {
-            Box::pin(async { Ok(decode_chaos_key(KEY_HEX).unwrap()) })
+        fn fetch(&self) -> BoxFuture<'_, Result<HmacKey, StateError>> {
+            Box::pin(async { Ok(decode_hmac_key(KEY_HEX).unwrap()) })
         }
     }
 

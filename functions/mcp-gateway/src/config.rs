@@ -13,9 +13,11 @@ use kosha_runtime::config::{self, ConfigError};
 use kosha_state::{RateLimitSettings, StateTable};
 
 use crate::backends::{Backend, PerBackend};
+pub use confirm::{CONFIRM_TTL, CONFIRM_TTL_ENV, ConfirmSettings};
 pub use kosha_clients::config::{ScreeningConfig, ServiceAuth};
 pub use rate_key::{InvalidRateKey, RATE_KEY_ENV, RateKey};
 
+mod confirm;
 mod rate_key;
 
 /// Largest accepted request body (SPEC §3): larger gets 413.
@@ -131,6 +133,9 @@ pub struct GatewayConfig {
     /// The Secrets Manager secret holding the chaos HMAC key (`KOSHA_CHAOS_SECRET_ID`, default
     /// `kosha/chaos-hmac-key`).
     pub chaos_secret_id: String,
+    /// A person's confirmation: the sealing key's secret and the state's lifetime
+    /// (`KOSHA_CONFIRM_SECRET_ID`, `KOSHA_CONFIRM_TTL_S`; SPEC §5b).
+    pub confirm: ConfirmSettings,
     /// screening-sim and the screening queue (`KOSHA_SCREENING_*`).
     pub screening: ScreeningConfig,
     /// Fleet trips' quorum (`KOSHA_FLEET_TRIP_QUORUM`, default 2; 0 = off; SPEC §8): a breaker
@@ -216,6 +221,7 @@ impl GatewayConfig {
                 kosha_state::CHAOS_SECRET_ENV,
                 kosha_state::DEFAULT_CHAOS_SECRET_ID,
             ),
+            confirm: ConfirmSettings::from_env()?,
             screening: ScreeningConfig::from_env()?,
             state_table,
             rate_limit,

@@ -18,6 +18,7 @@ use crate::backends::screening::Screenings;
 use crate::backends::{Backend, PerBackend};
 use crate::chaos::ChaosGate;
 use crate::config::{GatewayConfig, ServiceAuth, TOOL_COSTS_ENV};
+use crate::confirm::Confirmer;
 use crate::tools::cost::{self, ToolCosts};
 use crate::tools::deps::{Deps, ScreeningRecords};
 use kosha_clients::core_api::CoreApi;
@@ -92,6 +93,8 @@ pub struct Gateway {
     pub overrides: Arc<dyn OverrideSource>,
     /// Which chaos headers are honoured (SPEC §9).
     pub chaos: ChaosGate,
+    /// A person's confirmation of a write (SPEC §5b): the sealing key, the states' TTL.
+    pub confirm: Confirmer,
     /// The resilience policy of each backend (seed 004 §1).
     policies: PerBackend<Policy>,
     /// `KOSHA_TOOL_COSTS`, checked against the catalogue and the bucket's capacity.
@@ -155,6 +158,7 @@ impl Gateway {
         let core_api = CoreApi::new(&config.core_api_url, http.clone());
         let screening = ScreeningClient::new(&config.screening.url, http);
         let chaos = ChaosGate::new(config.chaos_enabled, None);
+        let confirm = Self::confirmer(&config, None);
         let policies = PerBackend::try_new(|backend| {
             build_policy(backend, &config, overrides.clone(), fleet.clone()).map_err(|e| {
                 kosha_runtime::config::ConfigError::new(backend.env_prefix(), e.to_string())
@@ -169,6 +173,7 @@ impl Gateway {
             rate_limiter,
             overrides,
             chaos,
+            confirm,
             policies,
             tool_costs,
             authz,
@@ -189,8 +194,8 @@ impl Gateway {
     /// endpoint, SigV4 signing when `KOSHA_CORE_API_AUTH=iam`. Nothing is read from the
     /// network and no AWS SDK client is built here: the first protected call reads the
     /// overrides, the first `tools/call` builds the DynamoDB client, the first deferred
-    /// screening the SQS one and the first chaos header the Secrets Manager one (seed 004 §4,
-    /// SPEC §8; Lambda init stays short, issue 6; tested in tests/start.rs).
+    /// screening the SQS one and the first chaos header or confirmation a Secrets Manager one
+    /// (seed 004 §4, SPEC §8; Lambda init stays short, issue 6; tested in tests/start.rs).
     ///
     /// # Errors
     /// [`StartError`].
@@ -243,13 +248,17 @@ impl Gateway {
                 kosha_clients::config::iam_signer(sdk, "KOSHA_CORE_API_AUTH / KOSHA_SCREENING_AUTH")
             })
             .transpose()?;
-        let keys = kosha_state::SecretCache::from_sdk(sdk, config.chaos_secret_id.clone());
+        // One Secrets Manager client, built on the first key fetch, for both keys.
+        let secrets = kosha_state::SecretsClient::from_sdk(sdk);
+        let keys = secrets.cache(config.chaos_secret_id.clone());
+        let confirm_keys = secrets.cache(config.confirm.secret_id.clone());
         let (core_api_iam, screening_iam) = (
             config.core_api_auth == ServiceAuth::Iam,
             config.screening.auth == ServiceAuth::Iam,
         );
         let mut gateway = Self::with_fleet(config, http, verifier, overrides, fleet, rate_limiter)?
             .with_chaos_keys(keys)
+            .with_confirm_keys(confirm_keys)
             .with_screenings(screenings);
         if let Some(s) = signer {
             if core_api_iam {
@@ -282,6 +291,19 @@ impl Gateway {
     pub fn with_chaos_keys(mut self, keys: kosha_state::SecretCache) -> Self {
         self.chaos = ChaosGate::new(self.config.chaos_enabled, Some(keys));
         self
+    }
+
+    /// The same gateway, sealing confirmation states with the key from `keys` (SPEC §5b).
+    #[must_use]
+    pub fn with_confirm_keys(mut self, keys: kosha_state::SecretCache) -> Self {
+        self.confirm = Self::confirmer(&self.config, Some(keys));
+        self
+    }
+
+    /// Confirmations with `config`'s TTL on the system clock, keyed from `keys` (`None`: no
+    /// key yet, so a call that needs a confirmation is refused, never run unasked).
+    fn confirmer(config: &GatewayConfig, keys: Option<kosha_state::SecretCache>) -> Confirmer {
+        Confirmer::new(keys, config.confirm.ttl, Arc::new(kosha_state::SystemClock))
     }
 
     /// The policy of `backend`.

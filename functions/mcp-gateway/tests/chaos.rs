@@ -15,7 +15,7 @@ use http::Request;
 use kosha_auth::Role;
 use kosha_resilience::chaos::{ChaosSpec, Fault, Target};
 use kosha_resilience::rate_limit::BoxFuture;
-use kosha_state::{ChaosKey, SecretCache, SecretFetcher, StateError, decode_chaos_key};
+use kosha_state::{HmacKey, SecretCache, SecretFetcher, StateError, decode_hmac_key};
 use serde_json::{Value, json};
 use tower::ServiceExt;
 use wiremock::matchers::{header_exists, method, path};
@@ -27,8 +27,8 @@ const KEY_HEX: &str = "00112233445566778899aabbccddeeff00112233445566778899aabbc
 
 struct Fixed;
 impl SecretFetcher for Fixed {
-    fn fetch(&self) -> BoxFuture<'_, Result<ChaosKey, StateError>> {
-        Box::pin(async { Ok(decode_chaos_key(KEY_HEX).unwrap()) })
+    fn fetch(&self) -> BoxFuture<'_, Result<HmacKey, StateError>> {
+        Box::pin(async { Ok(decode_hmac_key(KEY_HEX).unwrap()) })
     }
 }
 

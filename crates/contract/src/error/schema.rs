@@ -9,7 +9,7 @@ use crate::dependency::Dependency;
 use crate::error::ErrorCode;
 use crate::openapi::string_enum;
 
-/// `error.code`: one of the seven stable codes of SPEC §3 ([`ErrorCode::ALL`]).
+/// `error.code`: one of the stable codes of SPEC §3 ([`ErrorCode::ALL`]).
 /// [`ErrorCode::Unknown`] is a reader's fallback for a newer peer and is never sent.
 impl PartialSchema for ErrorCode {
     fn schema() -> RefOr<Schema> {

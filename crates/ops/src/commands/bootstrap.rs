@@ -10,6 +10,10 @@
 //!   re-bootstrapping with the stack's environment (`.dev/stack.env`) must bring back the key
 //!   stack.env already holds, not a new one. For a real account `KOSHA_CHAOS_KEY` is ignored
 //!   (a key that sat in a dev file must not become a deployed secret).
+//! - the confirmation secret `KOSHA_CONFIRM_SECRET_ID` (SPEC §5b), which seals the state of a
+//!   person's confirmation: 32 random bytes as 64 lowercase hex characters, never rotated
+//!   when it exists. Its value is never printed: nothing outside the gateway needs it, and a
+//!   new one after an emulator restart only ends questions in flight (they live 10 minutes).
 //!
 //! Prints `KEY=value` lines for `.dev/stack.env`. Refuses (exit 2) unless every configured AWS
 //! endpoint is on loopback, or `--yes` is given, and when `KOSHA_CHAOS_KEY` is set but
@@ -22,7 +26,10 @@ use aws_sdk_secretsmanager::Client as Secrets;
 use aws_sdk_sqs::Client as Sqs;
 use aws_sdk_sqs::types::QueueAttributeName;
 use clap::Args;
-use kosha_state::{CHAOS_SECRET_ENV, DEFAULT_CHAOS_SECRET_ID, StateTable, decode_chaos_key};
+use kosha_state::{
+    CHAOS_SECRET_ENV, CONFIRM_SECRET_ENV, DEFAULT_CHAOS_SECRET_ID, DEFAULT_CONFIRM_SECRET_ID,
+    StateTable, decode_hmac_key,
+};
 
 use crate::exit::Failure;
 
@@ -148,25 +155,36 @@ async fn queue_with_dlq(
     Ok((url, dlq_url))
 }
 
-/// Reads the chaos secret, creating it when missing with `wanted` (else a random key);
-/// returns the hex key the secret holds.
-async fn chaos_secret(
-    secrets: &Secrets,
-    id: &str,
-    wanted: Option<&str>,
-) -> Result<String, Failure> {
+/// What a secret holding an HMAC key is for.
+struct HmacSecret<'a> {
+    /// Its id.
+    id: &'a str,
+    /// The `Description` it is created with.
+    description: &'static str,
+    /// The variable whose key a missing secret is created with, and its value (`None`: a
+    /// random key).
+    wanted: Option<(&'static str, &'a str)>,
+}
+
+/// Reads an HMAC-key secret, creating it when missing with the wanted key (else a random
+/// one); returns the hex key the secret holds.
+async fn hmac_secret(secrets: &Secrets, secret: &HmacSecret<'_>) -> Result<String, Failure> {
+    let id = secret.id;
+    let wanted = secret.wanted.map(|(_, key)| key);
     for _ in 0..2 {
         match secrets.get_secret_value().secret_id(id).send().await {
             Ok(out) => {
                 let value = out.secret_string.unwrap_or_default();
-                decode_chaos_key(&value).map_err(|why| {
+                decode_hmac_key(&value).map_err(|why| {
                     Failure::Failed(format!("secret {id} exists but is malformed: {why}"))
                 })?;
                 let value = value.trim().to_owned();
-                if wanted.is_some_and(|w| w != value) {
+                if let Some((var, w)) = secret.wanted
+                    && w != value
+                {
                     eprintln!(
-                        "kosha-ops: warning: secret {id} holds a different key than \
-                         {CHAOS_KEY_ENV}; kept the secret's key (printed), not rotated"
+                        "kosha-ops: warning: secret {id} holds a different key than {var}; \
+                         kept the secret's key (printed), not rotated"
                     );
                 }
                 return Ok(value);
@@ -180,7 +198,7 @@ async fn chaos_secret(
         match secrets
             .create_secret()
             .name(id)
-            .description("Kosha chaos-header HMAC-SHA256 key: 64 hex chars = 32 key bytes")
+            .description(secret.description)
             .secret_string(&key)
             .send()
             .await
@@ -225,7 +243,24 @@ pub async fn run(args: BootstrapArgs) -> Result<(), Failure> {
         .map(|v| v.trim().to_owned())
         .filter(|v| !v.is_empty())
         .unwrap_or_else(|| DEFAULT_CHAOS_SECRET_ID.to_owned());
-    let key = chaos_secret(&Secrets::new(&sdk), &secret_id, wanted.as_deref()).await?;
+    let secrets = Secrets::new(&sdk);
+    let chaos = HmacSecret {
+        id: &secret_id,
+        description: "Kosha chaos-header HMAC-SHA256 key: 64 hex chars = 32 key bytes",
+        wanted: wanted.as_deref().map(|w| (CHAOS_KEY_ENV, w)),
+    };
+    let key = hmac_secret(&secrets, &chaos).await?;
+    let confirm_id = env
+        .get(CONFIRM_SECRET_ENV)
+        .map(|v| v.trim().to_owned())
+        .filter(|v| !v.is_empty())
+        .unwrap_or_else(|| DEFAULT_CONFIRM_SECRET_ID.to_owned());
+    let confirm = HmacSecret {
+        id: &confirm_id,
+        description: "Kosha confirmation requestState HMAC-SHA256 key: 64 hex chars = 32 key bytes",
+        wanted: None,
+    };
+    hmac_secret(&secrets, &confirm).await?;
 
     println!("KOSHA_STATE_TABLE={}", table.name());
     println!("KOSHA_EVENTS_QUEUE_URL={events}");
@@ -233,6 +268,7 @@ pub async fn run(args: BootstrapArgs) -> Result<(), Failure> {
     println!("KOSHA_SCREENING_QUEUE_URL={screening}");
     println!("KOSHA_SCREENING_DLQ_URL={screening_dlq}");
     println!("KOSHA_CHAOS_SECRET_ID={secret_id}");
+    println!("KOSHA_CONFIRM_SECRET_ID={confirm_id}");
     if local.is_ok() {
         println!("KOSHA_CHAOS_KEY={key}");
     }
@@ -252,7 +288,7 @@ fn wanted_chaos_key(value: Option<&String>, local: bool) -> Result<Option<String
         eprintln!("kosha-ops: warning: {CHAOS_KEY_ENV} is ignored for a non-local endpoint");
         return Ok(None);
     }
-    decode_chaos_key(value)
+    decode_hmac_key(value)
         .map_err(|why| Failure::Usage(format!("{CHAOS_KEY_ENV} is not a chaos key: {why}")))?;
     Ok(Some(value.to_ascii_lowercase()))
 }

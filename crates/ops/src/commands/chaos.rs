@@ -17,7 +17,7 @@ use std::time::Duration;
 
 use clap::{Args, Subcommand};
 use kosha_resilience::chaos::{ChaosSpec, Fault, InvalidSpec, MAX_AHEAD_S, Target};
-use kosha_state::{ChaosKey, Clock, SecretCache, SystemClock, decode_chaos_key};
+use kosha_state::{Clock, HmacKey, SecretCache, SystemClock, decode_hmac_key};
 
 use crate::duration::parse_duration;
 use crate::exit::Failure;
@@ -111,12 +111,12 @@ fn spec(args: &SignArgs, now_s: i64) -> Result<ChaosSpec, Failure> {
 }
 
 /// `KOSHA_CHAOS_KEY` when set (not blank), else the secret from Secrets Manager.
-async fn key() -> Result<ChaosKey, Failure> {
+async fn key() -> Result<HmacKey, Failure> {
     if let Some(hex) = std::env::var(CHAOS_KEY_ENV)
         .ok()
         .filter(|v| !v.trim().is_empty())
     {
-        return decode_chaos_key(&hex)
+        return decode_hmac_key(&hex)
             .map_err(|why| Failure::Usage(format!("{CHAOS_KEY_ENV} is not a chaos key: {why}")));
     }
     let sdk = kosha_runtime::aws::sdk_config().await;

@@ -8,7 +8,7 @@ struct Fake {
 }
 
 impl SecretFetcher for Fake {
-    fn fetch(&self) -> BoxFuture<'_, Result<ChaosKey, StateError>> {
+    fn fetch(&self) -> BoxFuture<'_, Result<HmacKey, StateError>> {
         let n = self.calls.fetch_add(1, Ordering::SeqCst);
         let fail = self.fail;
         Box::pin(async move {
@@ -17,7 +17,7 @@ impl SecretFetcher for Fake {
                     operation: "GetSecretValue",
                 });
             }
-            Ok(ChaosKey(vec![n as u8; 32].into()))
+            Ok(HmacKey(vec![n as u8; 32].into()))
         })
     }
 }
@@ -77,7 +77,7 @@ async fn a_failure_is_remembered_for_thirty_seconds() {
 struct Hanging;
 
 impl SecretFetcher for Hanging {
-    fn fetch(&self) -> BoxFuture<'_, Result<ChaosKey, StateError>> {
+    fn fetch(&self) -> BoxFuture<'_, Result<HmacKey, StateError>> {
         Box::pin(std::future::pending())
     }
 }
@@ -111,10 +111,10 @@ async fn a_fetch_never_waits_past_the_callers_limit() {
 async fn a_fetch_cut_short_by_one_caller_does_not_fail_the_next() {
     struct Slow;
     impl SecretFetcher for Slow {
-        fn fetch(&self) -> BoxFuture<'_, Result<ChaosKey, StateError>> {
+        fn fetch(&self) -> BoxFuture<'_, Result<HmacKey, StateError>> {
             Box::pin(async {
                 tokio::time::sleep(Duration::from_millis(100)).await;
-                Ok(ChaosKey(vec![7; 32].into()))
+                Ok(HmacKey(vec![7; 32].into()))
             })
         }
     }
@@ -129,16 +129,16 @@ async fn a_fetch_cut_short_by_one_caller_does_not_fail_the_next() {
 #[test]
 fn hex_secret_strings_decode_to_bytes() {
     let hex64 = "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff";
-    let key = decode_chaos_key(&format!(" {hex64}\n")).unwrap();
+    let key = decode_hmac_key(&format!(" {hex64}\n")).unwrap();
     assert_eq!(key.as_bytes().len(), 32);
     assert_eq!(key.as_bytes()[1], 0x11);
-    assert_eq!(decode_chaos_key("zz"), Err("not a hex string"));
-    assert_eq!(decode_chaos_key("0011"), Err("shorter than 16 bytes"));
+    assert_eq!(decode_hmac_key("zz"), Err("not a hex string"));
+    assert_eq!(decode_hmac_key("0011"), Err("shorter than 16 bytes"));
 }
 
 #[test]
 fn debug_output_never_shows_the_key() {
-    let key = decode_chaos_key("abababababababababababababababababababab").unwrap();
+    let key = decode_hmac_key("abababababababababababababababababababab").unwrap();
     let shown = format!("{key:?}");
     assert!(!shown.contains("ab"), "{shown}");
     let (_, cache) = cache(false);

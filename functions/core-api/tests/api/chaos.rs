@@ -15,7 +15,7 @@ use core_api::db::PoolSettings;
 use core_api::routes::{AppState, router};
 use kosha_resilience::chaos::{ChaosSpec, Fault, Target};
 use kosha_resilience::rate_limit::BoxFuture;
-use kosha_state::{ChaosKey, SecretCache, SecretFetcher, StateError, decode_chaos_key};
+use kosha_state::{HmacKey, SecretCache, SecretFetcher, StateError, decode_hmac_key};
 use time::format_description::well_known::Rfc3339;
 use tokio::time::Instant;
 
@@ -27,8 +27,8 @@ const TXN: &str = "/v1/transactions/txn_000001";
 /// A key cache that always yields [`KEY_HEX`] (shared with the `openai` tests in `hybrid`).
 pub(crate) struct Fixed;
 impl SecretFetcher for Fixed {
-    fn fetch(&self) -> BoxFuture<'_, Result<ChaosKey, StateError>> {
-        Box::pin(async { Ok(decode_chaos_key(KEY_HEX).unwrap()) })
+    fn fetch(&self) -> BoxFuture<'_, Result<HmacKey, StateError>> {
+        Box::pin(async { Ok(decode_hmac_key(KEY_HEX).unwrap()) })
     }
 }
 

@@ -98,16 +98,30 @@ pub enum ToolError {
     /// written by the operator for the model, or "not permitted".
     #[error("{0}")]
     Forbidden(String),
-    /// The call needs its person's confirmation and this client cannot ask them (SPEC §5b).
+    /// The call needs its person's confirmation and this client cannot ask them (SPEC §5b): a
+    /// revision before 2026-07-28, no elicitation capability, or a machine token (which has no
+    /// person). Code `confirmation_required`.
     #[error(
         "a person must approve this call before it runs, and this client cannot show them the \
-         question: ask the person to make the request from an MCP client that supports \
+         question; ask the user to make the request from an MCP client that supports \
          elicitation (protocol 2026-07-28), signed in as themselves"
     )]
     ConfirmationRequired,
-    /// The person declined or cancelled the confirmation (SPEC §5b): nothing was done.
-    #[error("the person declined this call; nothing was done. Do not repeat it unless they ask")]
+    /// The person asked to confirm the call said no, or dismissed the question (SPEC §5b).
+    /// Code `declined`; nothing was written.
+    #[error(
+        "the user declined this call when asked to confirm it; nothing was done. Do not \
+         retry it unless the user asks again"
+    )]
     Declined,
+    /// The key that seals a confirmation's state cannot be read now (Secrets Manager down or
+    /// the secret malformed), so the person cannot be asked and the call does not run. Code
+    /// `dependency_unavailable`, with no dependency named (it is not one of SPEC §8's).
+    #[error("confirmations are unavailable right now; retry later")]
+    ConfirmUnavailable {
+        /// When a retry may succeed, in whole seconds.
+        retry_after_s: Option<u64>,
+    },
     /// A bug on our side. Details are logged, never returned.
     #[error("internal error")]
     Internal,
@@ -142,7 +156,8 @@ impl ToolError {
             }
             Self::DependencyUnavailable { .. }
             | Self::WriteUnavailable { .. }
-            | Self::StoreUnavailable { .. } => ErrorCode::DependencyUnavailable,
+            | Self::StoreUnavailable { .. }
+            | Self::ConfirmUnavailable { .. } => ErrorCode::DependencyUnavailable,
             Self::Overloaded { .. } => ErrorCode::Overloaded,
             Self::RateLimited { .. } => ErrorCode::RateLimited,
             Self::Forbidden(_) => ErrorCode::Forbidden,
@@ -168,7 +183,8 @@ impl ToolError {
             Self::WriteUnconfirmed { dependency } | Self::WriteUnavailable { dependency } => {
                 (None, Some(*dependency))
             }
-            Self::StoreUnavailable { retry_after_s } => (*retry_after_s, None),
+            Self::StoreUnavailable { retry_after_s }
+            | Self::ConfirmUnavailable { retry_after_s } => (*retry_after_s, None),
             Self::RateLimited { retry_after_s, .. } => (Some(*retry_after_s), None),
             Self::InvalidArgument { .. }
             | Self::NotFound(_)
@@ -265,6 +281,27 @@ mod tests {
         );
         assert!(!message.contains("client"), "{message}");
         assert!(message.contains("retry after 3 s"), "{message}");
+    }
+
+    #[test]
+    fn the_confirmation_errors_tell_the_model_what_happened_and_what_to_do() {
+        let v = ToolError::ConfirmationRequired.to_json();
+        assert_eq!(v["error"]["code"], "confirmation_required");
+        let message = v["error"]["message"].as_str().unwrap();
+        assert!(message.contains("a person must approve"), "{message}");
+        assert!(message.contains("elicitation"), "{message}");
+        let v = ToolError::Declined.to_json();
+        assert_eq!(v["error"]["code"], "declined");
+        let message = v["error"]["message"].as_str().unwrap();
+        assert!(message.contains("declined"), "{message}");
+        assert!(message.contains("nothing was done"), "{message}");
+        let v = ToolError::ConfirmUnavailable {
+            retry_after_s: Some(30),
+        }
+        .to_json();
+        assert_eq!(v["error"]["code"], "dependency_unavailable");
+        assert_eq!(v["error"]["retry_after_s"], 30);
+        assert!(v["error"].get("dependency").is_none());
     }
 
     #[test]

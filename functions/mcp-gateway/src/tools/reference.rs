@@ -28,9 +28,10 @@ fn meaning(code: ErrorCode) -> &'static str {
             "a policy refused these arguments, this record or this time; the message says why"
         }
         ErrorCode::ConfirmationRequired => {
-            "a person must approve the call in a client that can show them the question"
+            "a person must approve the call and this client cannot ask them (a revision before \
+             2026-07-28, no elicitation capability, or a machine token)"
         }
-        ErrorCode::Declined => "the person declined the call; nothing was done",
+        ErrorCode::Declined => "the person asked to confirm the call declined it; nothing was done",
         ErrorCode::Internal | ErrorCode::Unknown => "a bug on our side; details are logged",
     }
 }

@@ -93,6 +93,7 @@ pub fn config(core_api_url: &str, max_in_flight: usize) -> GatewayConfig {
         .unwrap(),
         chaos_enabled: false,
         chaos_secret_id: "kosha/chaos-hmac-key".to_owned(),
+        confirm: mcp_gateway::config::ConfirmSettings::default(),
         screening: mcp_gateway::config::ScreeningConfig::default(),
         fleet_trip_quorum: 0,
         policies: PerBackend::try_new(|b| {
