@@ -60,9 +60,11 @@ impl Policies {
     /// without `has`.
     pub fn parse(text: &str) -> Result<Self, LoadError> {
         let schema = schema()?;
-        let parsed: PolicySet = text
-            .parse()
-            .map_err(|e: cedar_policy::ParseErrors| located(text, None, &e, e.to_string()))?;
+        let parsed: PolicySet = text.parse().map_err(|e: cedar_policy::ParseErrors| {
+            let mut error = located(text, None, &e, e.to_string());
+            error.policy = first_offset(&e).and_then(|at| id_before(text, at));
+            error
+        })?;
         if parsed.templates().next().is_some() {
             return Err(LoadError {
                 policy: None,
@@ -168,15 +170,31 @@ fn located(
     diagnostic: &dyn Diagnostic,
     message: String,
 ) -> LoadError {
-    let line = diagnostic
-        .labels()
-        .and_then(|mut labels| labels.next())
-        .map(|label| line_of(text, label.offset()));
+    let line = first_offset(diagnostic).map(|at| line_of(text, at));
     LoadError {
         policy,
         line,
         message,
     }
+}
+
+/// The `@id` of the policy that a syntax error at byte `offset` is in: the last `@id("…")`
+/// after the end (`;`) of the policy before it, if any.
+fn id_before(text: &str, offset: usize) -> Option<String> {
+    let before = text.get(..offset)?;
+    let start = before.rfind(';').map_or(0, |at| at + 1);
+    let tail = before.get(start..)?;
+    let at = tail.rfind("@id(\"")? + "@id(\"".len();
+    let id = tail.get(at..)?.split('"').next()?;
+    Some(id.to_owned())
+}
+
+/// The byte offset of `diagnostic`'s first label.
+fn first_offset(diagnostic: &dyn Diagnostic) -> Option<usize> {
+    diagnostic
+        .labels()
+        .and_then(|mut labels| labels.next())
+        .map(|label| label.offset())
 }
 
 /// The 1-based line of byte `offset` in `text`.

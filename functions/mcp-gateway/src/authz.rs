@@ -5,8 +5,8 @@
 //! - [`listed`]: a tool is in the caller's `tools/list`, and callable at all, when the listing
 //!   rule allows it; any other call of it answers as an unknown tool (SPEC §5).
 //! - [`decide`]: a call with checked arguments. When a policy for the tool reads
-//!   `context.record`, or reads `context.input` of a dispute whose caller gave no amount (the
-//!   default is the transaction's, SPEC §4), the addressed transaction is read first, through
+//!   `context.record`, or a policy reads anything of a dispute whose caller gave no amount
+//!   (the default is the transaction's, SPEC §4), the addressed transaction is read first, through
 //!   core-api's read policy (ARCHITECTURE pitfall 30: a policy on an account sees the record's
 //!   account, not one the caller named). When no policy for the tool reads anything of the
 //!   call, the listing answer is the decision and nothing more is evaluated.
@@ -70,8 +70,9 @@ pub async fn decide(
     let reads = policies.reads(tool);
     let decided = if reads.per_call() {
         let defaulted = tool == "raise_dispute" && !checked.contains_key("amount_minor");
-        let wanted = kosha_authz::RECORD_TOOLS.contains(&tool)
-            && (reads.record || (reads.input && defaulted));
+        // A dispute without an amount is decided on the transaction's (SPEC §4): its context's
+        // `input.amount_minor` is required, whatever the policies read.
+        let wanted = kosha_authz::RECORD_TOOLS.contains(&tool) && (reads.record || defaulted);
         let transaction = match wanted {
             true => Some(read_transaction(call, checked).await?),
             false => None,

@@ -11,6 +11,8 @@ fn a_parse_error_names_the_line() {
     let text = "@id(\"ok\")\npermit (principal, action, resource);\n\n@id(\"bad\")\npermit (principal, action, resource) when { principal.client_id == };\n";
     let e = Policies::parse(text).unwrap_err();
     assert_eq!(e.line, Some(5), "{e}");
+    assert_eq!(e.policy.as_deref(), Some("bad"), "{e}");
+    assert!(e.to_string().starts_with("policy bad at line 5: "), "{e}");
 }
 
 #[test]

@@ -6,17 +6,15 @@ use std::sync::Arc;
 
 use kosha_resilience::deadline::{Deadline, LAMBDA_RESPONSE_MARGIN};
 use rmcp::model::{
-    CacheScope, CallToolRequestParams, CallToolResponse, CallToolResult, Implementation,
-    ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig,
+    CacheScope, CallToolRequestParams, CallToolResponse, Implementation, ListToolsResult,
+    PaginatedRequestParams, ServerCapabilities, ServerConfig,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 
 use kosha_auth::Principal;
-use kosha_authz::Decision;
 use kosha_resilience::rate_limit::RateDecision;
 use kosha_runtime::trace::RequestTrace;
-use serde_json::Value;
 use tracing::Instrument as _;
 
 use crate::authz;
@@ -24,10 +22,13 @@ use crate::backends::Backend;
 use crate::state::Gateway;
 use crate::tools::args::DuplicateArgument;
 use crate::tools::call::{Call, waiting};
-use crate::tools::catalogue::{Catalogue, DEFAULT_COST, Entry};
+use crate::tools::catalogue::{Catalogue, DEFAULT_COST};
 use crate::tools::error::ToolError;
 use crate::tools::observe;
+use gate::Answer;
 use kosha_contract::echo::clip;
+
+mod gate;
 
 /// How long, in ms, a client may serve `tools/list` from its cache (SEP-2549 `ttlMs`):
 /// 5 min. The catalogue changes only with a deploy, and a stateless gateway cannot send
@@ -250,35 +251,6 @@ fn request_trace(ctx: &RequestContext<RoleServer>) -> Option<RequestTrace> {
         .cloned()
 }
 
-/// How a `tools/call` ended, before it becomes rmcp's answer.
-enum Answer {
-    /// The tool's result or tool error (SPEC §3).
-    Tool(Result<Value, ToolError>),
-    /// A JSON-RPC error instead of a result: an unknown tool.
-    Rpc {
-        error: McpError,
-        outcome: &'static str,
-    },
-}
-
-impl Answer {
-    fn outcome(&self) -> observe::Outcome<'_> {
-        match self {
-            Self::Tool(Ok(value)) => observe::Outcome::ok(value),
-            Self::Tool(Err(e)) => observe::Outcome::error(e.code().as_str()),
-            Self::Rpc { outcome, .. } => observe::Outcome::error(outcome),
-        }
-    }
-
-    fn into_response(self) -> Result<CallToolResponse, McpError> {
-        match self {
-            Self::Tool(Ok(value)) => Ok(CallToolResult::structured(value).into()),
-            Self::Tool(Err(e)) => Ok(e.into_result().into()),
-            Self::Rpc { error, .. } => Err(error),
-        }
-    }
-}
-
 impl McpServer {
     /// Rate limit, look-up, deadline and chaos checks, then the tool; returns the catalogue's
     /// name of the tool (when it is one the caller may call) and the answer.
@@ -302,7 +274,7 @@ impl McpServer {
             });
         let known = listed.as_ref().map(|(e, _)| *e);
         let tool = known.map(|e| e.spec.name);
-        let cost = known.map_or(DEFAULT_COST, Entry::cost);
+        let cost = known.map_or(DEFAULT_COST, |e| gate::round_cost(policies, e, &request));
         // Every tools/call spends its tool's cost (SPEC §6). It is spent here, after rmcp has
         // checked the headers (Accept, Content-Type, MCP-Protocol-Version, Mcp-Method,
         // Mcp-Name) and the edge the envelope, so a refused request spends none (SPEC §3).
@@ -389,48 +361,30 @@ impl McpServer {
             sent,
             trace,
         };
-        let result = if call.remaining() < entry.spec.min_budget {
+        if call.remaining() < entry.spec.min_budget {
             metrics::counter!("shed", "reason" => "min_budget").increment(1);
-            Err(out_of_time())
-        } else if let Some(dup) = duplicate_argument(context) {
-            Err(dup.refusal())
-        } else {
-            match (caller, listed) {
-                (Some(caller), Some((_, listing))) => {
-                    let gate = (entry.spec.name, listing);
-                    self.authorized(policies, caller, &call, gate, request.arguments, decided)
-                        .await
-                }
-                _ => Err(ToolError::Internal),
-            }
-        };
-        (tool, Answer::Tool(result))
-    }
-
-    /// Checks the arguments, asks the policies (SPEC §5a), and runs the tool when they allow.
-    async fn authorized(
-        &self,
-        policies: &kosha_authz::Policies,
-        caller: authz::Caller<'_>,
-        call: &Call<'_>,
-        (tool, listing): (&'static str, Decision),
-        arguments: Option<rmcp::model::JsonObject>,
-        decided: &observe::Decided,
-    ) -> Result<Value, ToolError> {
-        let Some(entry) = self.catalogue.named(tool) else {
-            return Err(ToolError::Internal);
-        };
-        let checked = entry.check(arguments)?;
-        let authz::Decided { decision, .. } =
-            authz::decide(policies, caller, call, (tool, listing), &checked).await?;
-        decided.set(&decision);
-        match decision {
-            Decision::Allow { .. } => entry.run(call, checked).await,
-            Decision::Forbid { reason, .. } => Err(ToolError::Forbidden(reason)),
-            // A person's confirmation over MCP 2026-07-28 (SPEC §5b) is not asked yet: no
-            // client can be, so every one that would need it gets `confirmation_required`.
-            Decision::Confirm { .. } => Err(ToolError::ConfirmationRequired),
+            return (tool, Answer::Tool(Err(out_of_time())));
         }
+        if let Some(dup) = duplicate_argument(context) {
+            return (tool, Answer::Tool(Err(dup.refusal())));
+        }
+        let (Some(caller), Some((_, listing))) = (caller, listed) else {
+            return (tool, Answer::Tool(Err(ToolError::Internal)));
+        };
+        let arguments = request.arguments.clone();
+        let client = crate::confirm::reach::Client::of(context);
+        let gate = gate::Gate {
+            policies,
+            caller,
+            entry,
+            listing,
+            request: &request,
+            client: &client,
+            spent: (bucket, cost),
+            within: deadline.remaining().saturating_sub(entry.spec.min_budget),
+        };
+        let answer = gate.pass(&self.gateway, &call, arguments, decided).await;
+        (tool, answer)
     }
 }
 
