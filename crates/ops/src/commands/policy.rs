@@ -28,14 +28,14 @@ pub enum PolicyCommand {
     /// Parse and validate a policy file as the gateway does at start.
     Check(check::CheckArgs),
     /// Print the decision of one call under a policy file, as one JSON line.
-    Test(trial::TestArgs),
+    Test(Box<trial::TestArgs>),
 }
 
 /// Runs a `policy` subcommand.
 pub async fn run(command: PolicyCommand) -> Result<(), Failure> {
     match command {
         PolicyCommand::Check(args) => check::run(&args),
-        PolicyCommand::Test(args) => trial::run(args).await,
+        PolicyCommand::Test(args) => trial::run(*args).await,
     }
 }
 
