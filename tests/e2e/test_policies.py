@@ -21,11 +21,10 @@ from __future__ import annotations
 
 import datetime
 import json
-import os
 import subprocess
-import time
 import uuid
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -192,6 +191,10 @@ def ledger(stack) -> Ledger:
     return Ledger(list(reversed(json.loads(out.stdout))))
 
 
+def anywhere(_t: dict) -> bool:
+    return True
+
+
 def eur_over(amount: int) -> Callable[[dict], bool]:
     return lambda t: t["currency"] == "EUR" and t["amount_minor"] >= amount
 
@@ -238,7 +241,7 @@ async def listed(s) -> set[str]:
 @pytest.mark.anyio
 async def test_a_read_only_client_lists_and_calls_only_the_read_tools(gateways, tokens, ledger):
     gw = gateways["read-only"]
-    t = ledger.take(lambda t: True)
+    t = ledger.take(anywhere)
     async with session(gw.url, tokens["machine"]) as s:
         assert await listed(s) == READ_TOOLS
         got = await call(s, "get_transaction", {"transaction_id": t["transaction_id"]})
@@ -253,7 +256,7 @@ async def test_a_read_only_client_lists_and_calls_only_the_read_tools(gateways, 
     # Another client of the same gateway keeps every tool.
     async with session(gw.url, tokens["agent"]) as s:
         assert await listed(s) == AGENT_TOOLS
-        got = await call(s, "flag_transaction_for_review", flag(ledger.take(lambda t: True)))
+        got = await call(s, "flag_transaction_for_review", flag(ledger.take(anywhere)))
         assert got.kind == "ok" and got.content["created"] is True, got
 
 
@@ -314,7 +317,7 @@ async def test_disputes_are_taken_in_business_hours_only(gateways, tokens, ledge
     gw = gateways[name]
     async with session(gw.url, tokens["agent"]) as s:
         assert await listed(s) == AGENT_TOOLS  # listed at any hour: clients cache their lists
-        got = await call(s, "raise_dispute", dispute(ledger.take(lambda t: True), 100))
+        got = await call(s, "raise_dispute", dispute(ledger.take(anywhere), 100))
         other = await call(s, "get_transaction", {"transaction_id": "txn_000001"})
     if open_:
         assert got.kind == "ok" and got.content["created"] is True, got
@@ -337,3 +340,91 @@ def test_a_policy_file_that_does_not_validate_stops_the_gateway(stack):
     log = gw.log.read_text()
     assert code == 2, log[-2000:]
     assert f"invalid value for KOSHA_POLICY_FILE: policy dispute-cap-500-eur at line {line}: " in log, log[-2000:]
+
+
+@dataclass
+class Recorded:
+    """One call as `kosha-ops policy test` is given it, and what the gateway answered."""
+
+    gateway: Gateway
+    caller: str
+    tool: str
+    args: dict
+    record: dict | None = None
+    outcome: Outcome | None = None
+
+
+def policy_test(stack: dict[str, str], call: Recorded, token: str) -> dict:
+    """`kosha-ops policy test` on the call, with the gateway's file, clock and token settings
+    (the token on stdin); its JSON line."""
+    cmd = [stack["KOSHA_OPS"], "policy", "test", str(call.gateway.policy_file), "--token", "-",
+           "--tool", call.tool, "--args", json.dumps(call.args)]
+    if call.record is not None:
+        cmd += ["--record", json.dumps(call.record)]
+    if call.gateway.now is not None:
+        cmd += ["--now", str(call.gateway.now)]
+    out = subprocess.run(cmd, input=token, env=gateway_env(stack), capture_output=True, text=True, timeout=30)
+    assert out.returncode == 0, (call.tool, call.args, out.stderr)
+    return json.loads(out.stdout)
+
+
+@pytest.mark.anyio
+async def test_kosha_ops_policy_test_agrees_with_the_gateway_on_20_recorded_calls(
+        stack, gateway_url, gateways, tokens, ledger):
+    """Each call is made on an example gateway and recorded (file, token, tool, arguments, the
+    addressed transaction as the stack's gateway reads it, the answer); `kosha-ops policy test`
+    must answer the same: `forbidden` is a forbid with the same reason, an unknown tool is not
+    listed, a result or any other tool error is an allow of a listed tool."""
+    take = ledger.take
+    mine = take(on_account("acc_0002"))["transaction_id"]
+    big_eur = [take(eur_over(60000)) for _ in range(4)]
+    other_acc = [take(on_account("acc_0005")) for _ in range(2)]
+    gw = gateways
+    calls = [
+        Recorded(gw["read-only"], "machine", "get_transaction", {"transaction_id": mine}),
+        Recorded(gw["read-only"], "machine", "list_transactions", {"account_id": "acc_0004", "limit": 1}),
+        Recorded(gw["read-only"], "machine", "raise_dispute", dispute(take(anywhere), 100)),
+        Recorded(gw["read-only"], "machine", "flag_transaction_for_review", flag(take(anywhere))),
+        Recorded(gw["read-only"], "machine", "screen_entity", {"name": "Jane Doe"}),
+        Recorded(gw["read-only"], "agent", "flag_transaction_for_review", flag(take(anywhere))),
+        Recorded(gw["dispute-cap"], "agent", "raise_dispute", dispute(big_eur[0], 60000)),
+        Recorded(gw["dispute-cap"], "agent", "raise_dispute", dispute(big_eur[1])),
+        Recorded(gw["dispute-cap"], "agent", "raise_dispute", dispute(big_eur[2], 1000)),
+        Recorded(gw["dispute-cap"], "supervisor", "raise_dispute", dispute(big_eur[3], 60000)),
+        Recorded(gw["accounts"], "app_user", "list_transactions", {"account_id": "acc_0002", "limit": 1}),
+        Recorded(gw["accounts"], "app_user", "list_transactions", {"account_id": "acc_0005", "limit": 1}),
+        Recorded(gw["accounts"], "app_user", "get_transaction", {"transaction_id": mine}),
+        Recorded(gw["accounts"], "app_user", "get_transaction", {"transaction_id": other_acc[0]["transaction_id"]}),
+        Recorded(gw["accounts"], "app_user", "raise_dispute", dispute(other_acc[1], 100)),
+        Recorded(gw["accounts"], "agent", "get_transaction", {"transaction_id": other_acc[0]["transaction_id"]}),
+        Recorded(gw["hours-saturday-10"], "agent", "raise_dispute", dispute(take(anywhere), 100)),
+        Recorded(gw["hours-monday-07"], "agent", "raise_dispute", dispute(take(anywhere), 100)),
+        Recorded(gw["hours-monday-07"], "agent", "flag_transaction_for_review", flag(take(anywhere))),
+        Recorded(gw["hours-monday-09"], "agent", "raise_dispute", dispute(take(anywhere), 100)),
+    ]
+    assert len(calls) == 20
+    async with session(gateway_url, tokens["agent"]) as plain:
+        for c in calls:
+            if c.tool in RECORD_TOOLS:
+                read = await call(plain, "get_transaction", {"transaction_id": c.args["transaction_id"]})
+                assert read.kind == "ok", read
+                c.record = {k: read.content["transaction"][k] for k in ("account_id", "amount_minor", "currency")}
+    for c in calls:
+        async with session(c.gateway.url, tokens[c.caller]) as s:
+            c.outcome = await call(s, c.tool, c.args)
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        lines = list(pool.map(lambda c: policy_test(stack, c, tokens[c.caller]), calls))
+    disagree = []
+    for c, line in zip(calls, lines):
+        kind = c.outcome.kind
+        if kind == "unknown_tool":
+            agrees = line["listed"] is False and line["decision"] == "forbid"
+        elif kind == "forbidden":
+            agrees = line["listed"] is True and line["decision"] == "forbid" and line.get("reason") == c.outcome.message
+        else:
+            agrees = line["listed"] is True and line["decision"] == "allow"
+        if not agrees:
+            disagree.append((c.gateway.name, c.caller, c.tool, c.args, kind, c.outcome.message, line))
+    assert not disagree, disagree
+    # The calls cover every answer, so agreeing is not agreeing on one thing.
+    assert {c.outcome.kind for c in calls} >= {"ok", "forbidden", "unknown_tool"}

@@ -2,6 +2,7 @@
 //! docs/policies, appended to the built-in set as an operator deploys it, loads as the gateway
 //! loads `KOSHA_POLICY_FILE`, every policy named by its `@id`, and the doc shows the file as it
 //! is. Their behaviour on the running stack: tests/e2e/test_policies.py.
+#![allow(clippy::unwrap_used)] // test helpers
 
 use std::path::{Path, PathBuf};
 
@@ -54,7 +55,10 @@ fn each_example_with_the_builtin_set_validates_and_names_its_policies() {
         let own = &ids[builtin.len()..];
         assert!(!own.is_empty(), "{name} adds no policy");
         for id in own {
-            assert!(text.contains(&format!("@id(\"{id}\")")), "{name}: {id} has no @id");
+            assert!(
+                text.contains(&format!("@id(\"{id}\")")),
+                "{name}: {id} has no @id"
+            );
         }
     }
 }
