@@ -69,12 +69,26 @@ def test_a_user_without_a_usable_group_gets_a_plain_403(gateway_url, stack):
 
 def mint_groupless(stack: dict[str, str]) -> str:
     """A user's token in no group (`kosha-ops token mint` needs a role), signed with the dev key."""
+    return sign_claims(stack, {"sub": "u-none", "username": "u-none", "client_id": "kosha-dev-agent",
+                               "scope": "openid kosha/agent kosha/operator"})
+
+
+def mint_in_groups(stack: dict[str, str], user: str, client_id: str, groups: list[str]) -> str:
+    """The token of `user` signed in through `client_id`, in `groups` (`cognito:groups`; `kosha-ops
+    token mint` knows only the role groups), signed with the dev key."""
+    return sign_claims(stack, {"sub": user, "username": user, "client_id": client_id, "cognito:groups": groups,
+                               "scope": "openid kosha/agent"})
+
+
+def sign_claims(stack: dict[str, str], claims: dict) -> str:
+    """An access token with `claims`, issued now by the stack's issuer for 10 minutes, signed
+    with the dev key."""
     with open(stack["KOSHA_DEV_SIGNING_KEY"], "rb") as f:
         key = serialization.load_pem_private_key(f.read(), password=None)
     jwks = json.loads(httpx.get(stack["KOSHA_JWT_ISSUER"] + "/.well-known/jwks.json", timeout=5).text)
     now = int(time.time())
-    claims = {"sub": "u-none", "username": "u-none", "client_id": "kosha-dev-agent", "iss": stack["KOSHA_JWT_ISSUER"],
-              "token_use": "access", "scope": "openid kosha/agent kosha/operator", "iat": now, "exp": now + 600}
+    claims = {"iss": stack["KOSHA_JWT_ISSUER"], "token_use": "access", "iat": now, "exp": now + 600, **claims}
+
     def b64(raw: bytes) -> str:
         return base64.urlsafe_b64encode(raw).rstrip(b"=").decode()
 

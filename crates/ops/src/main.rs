@@ -36,6 +36,9 @@ enum Command {
     /// The local stack's token issuer (client-credentials grant, dev key).
     #[command(subcommand)]
     Issuer(commands::issuer::IssuerCommand),
+    /// Check a Cedar policy file, and try calls against it, before deploying it.
+    #[command(subcommand)]
+    Policy(commands::policy::PolicyCommand),
 }
 
 #[tokio::main]
@@ -52,6 +55,7 @@ async fn main() -> ExitCode {
         Command::Issuer(command) => commands::issuer::run(command)
             .await
             .map_err(|e| exit::Failure::Failed(e.to_string())),
+        Command::Policy(command) => commands::policy::run(command).await,
         Command::Token(command) => {
             commands::token::run(command).map_err(|e| exit::Failure::Failed(e.to_string()))
         }

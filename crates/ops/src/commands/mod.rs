@@ -5,6 +5,7 @@ pub mod bootstrap;
 pub mod breaker;
 pub mod chaos;
 pub mod issuer;
+pub mod policy;
 pub mod status;
 pub mod token;
 
