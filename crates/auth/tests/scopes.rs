@@ -139,3 +139,34 @@ async fn a_remembered_scope_token_keeps_its_roles() {
     assert_eq!(first, again);
     assert_eq!(fake.calls(), 1);
 }
+
+/// SPEC §5a: a user's every group (not only those that grant a role) and the token's other
+/// string claims (a Cognito custom attribute) reach the principal, for the policies; its
+/// bookkeeping claims and non-string claims do not.
+#[tokio::test]
+async fn a_users_groups_and_other_string_claims_reach_the_principal() {
+    let (verifier, _) = serving_verifier();
+    let mut claims = MintClaims::user(
+        ISSUER,
+        CLIENT,
+        "uuid-1",
+        "alice@example.com",
+        &[Role::Agent],
+    )
+    .to_json(now())
+    .unwrap();
+    claims["cognito:groups"] = serde_json::json!(["agent", "supervisor"]);
+    claims["custom:branch"] = serde_json::json!("north");
+    claims["custom:level"] = serde_json::json!(3);
+    let principal = verify(&verifier, &sign(&claims)).await.unwrap();
+    assert_eq!(principal.roles, vec![Role::Agent]);
+    assert_eq!(principal.groups, ["agent", "supervisor"]);
+    assert_eq!(
+        principal.tags.get("custom:branch").map(String::as_str),
+        Some("north")
+    );
+    assert!(!principal.tags.contains_key("custom:level"));
+    for bookkeeping in Principal::TAGGED_EXCEPT {
+        assert!(!principal.tags.contains_key(bookkeeping), "{bookkeeping}");
+    }
+}

@@ -259,28 +259,12 @@ fn a_policy_file_that_does_not_validate_stops_the_start_naming_policy_and_line()
     let file = tempfile_path::write(
         "@id(\"ok\")\npermit (principal, action, resource);\n\n@id(\"typo\")\nforbid (principal, action == Kosha::Action::\"raise_dispute\", resource)\nwhen { context.input.amount > 5 };\n",
     );
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_mcp-gateway"))
-        .env_clear()
-        .env("KOSHA_JWT_ISSUER", "http://127.0.0.1:9/issuer")
-        .env("KOSHA_ALLOWED_CLIENT_IDS", "agent-1")
-        .env("KOSHA_POLICY_FILE", &file.0)
-        .output()
-        .unwrap();
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert_eq!(out.status.code(), Some(2), "{text}");
+    let (code, text) = common::start_binary_with("KOSHA_POLICY_FILE", file.0.to_str().unwrap());
+    assert_eq!(code, Some(2), "{text}");
     assert!(text.contains("KOSHA_POLICY_FILE"), "{text}");
     assert!(text.contains("policy typo at line 6"), "{text}");
     // A file that cannot be read stops it too.
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_mcp-gateway"))
-        .env_clear()
-        .env("KOSHA_JWT_ISSUER", "http://127.0.0.1:9/issuer")
-        .env("KOSHA_ALLOWED_CLIENT_IDS", "agent-1")
-        .env("KOSHA_POLICY_FILE", "/nonexistent/policies.cedar")
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2));
+    let (code, text) =
+        common::start_binary_with("KOSHA_POLICY_FILE", "/nonexistent/policies.cedar");
+    assert_eq!(code, Some(2), "{text}");
 }

@@ -56,28 +56,11 @@ async fn start_builds_no_aws_sdk_client_until_one_is_used() {
     assert_eq!(kosha_runtime::tls::sdk_http_clients_built(), 1);
 }
 
-/// The gateway started with one more variable `key` = `value`: (exit code, stdout + stderr).
-fn start_with(key: &str, value: &str) -> (Option<i32>, String) {
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_mcp-gateway"))
-        .env_clear()
-        .env("KOSHA_JWT_ISSUER", "http://127.0.0.1:9/issuer")
-        .env("KOSHA_ALLOWED_CLIENT_IDS", "agent-1")
-        .env(key, value)
-        .output()
-        .unwrap();
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    (out.status.code(), text)
-}
-
 /// SPEC §8 "Fleet trips": a quorum of 1 would let one sick instance open the fleet, so the
 /// gateway refuses it at start (exit 2, bad configuration) with a line naming the setting.
 #[test]
 fn a_fleet_trip_quorum_of_1_is_refused_at_start() {
-    let (code, text) = start_with("KOSHA_FLEET_TRIP_QUORUM", "1");
+    let (code, text) = common::start_binary_with("KOSHA_FLEET_TRIP_QUORUM", "1");
     assert_eq!(code, Some(2), "{text}");
     assert!(text.contains("KOSHA_FLEET_TRIP_QUORUM"), "{text}");
     assert!(text.contains("one instance alone"), "{text}");
@@ -87,7 +70,7 @@ fn a_fleet_trip_quorum_of_1_is_refused_at_start() {
 /// "invalid …" prefix for the whole group).
 #[test]
 fn a_limiter_setting_out_of_range_is_refused_naming_it() {
-    let (code, text) = start_with("KOSHA_RATE_CALL_TIMEOUT_MS", "0");
+    let (code, text) = common::start_binary_with("KOSHA_RATE_CALL_TIMEOUT_MS", "0");
     assert_eq!(code, Some(2), "{text}");
     assert!(
         text.contains("invalid value for KOSHA_RATE_CALL_TIMEOUT_MS: must be a whole number"),
@@ -100,7 +83,7 @@ fn a_limiter_setting_out_of_range_is_refused_naming_it() {
 /// (exit 2) naming the variable, so a typo never silently keeps one bucket per app client.
 #[test]
 fn a_rate_key_other_than_client_or_user_is_refused_at_start() {
-    let (code, text) = start_with("KOSHA_RATE_KEY", "sub");
+    let (code, text) = common::start_binary_with("KOSHA_RATE_KEY", "sub");
     assert_eq!(code, Some(2), "{text}");
     assert!(
         text.contains("invalid value for KOSHA_RATE_KEY: must be `client` or `user`"),

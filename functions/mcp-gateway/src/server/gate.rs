@@ -16,10 +16,11 @@ use std::time::Duration;
 
 use kosha_authz::{Decision, Policies};
 use kosha_resilience::rate_limit::{Bucket, RateDecision};
-use rmcp::ErrorData as McpError;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, InputRequiredResult, JsonObject,
 };
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData as McpError, RoleServer};
 use serde_json::Value;
 
 use crate::authz;
@@ -95,8 +96,9 @@ pub(super) struct Gate<'a> {
     pub listing: Decision,
     /// The request (its `requestState` and `inputResponses`).
     pub request: &'a CallToolRequestParams,
-    /// What the request says of its client (revision, capabilities).
-    pub client: &'a confirm::reach::Client,
+    /// The request's context: what it says of its client (revision, capabilities), read
+    /// only for a confirmation.
+    pub context: &'a RequestContext<RoleServer>,
     /// The caller's bucket and the tokens this round spent already ([`round_cost`]).
     pub spent: (Option<Bucket<'a>>, u32),
     /// How long the confirmation key's fetch may take.
@@ -132,7 +134,7 @@ impl Gate<'_> {
             entry,
             listing,
             request,
-            client,
+            context,
             spent,
             within,
         } = self;
@@ -154,12 +156,13 @@ impl Gate<'_> {
                     Some(t) => t,
                     None => authz::read_transaction(call, &checked).await?,
                 };
+                let client = confirm::reach::Client::of(context);
                 let pending = Pending {
                     tool,
                     arguments: &checked,
                     record: (&transaction).into(),
                     principal: caller.principal,
-                    client,
+                    client: &client,
                     reply: Reply::of(request),
                 };
                 match gateway.confirm.decide(&pending, within).await {

@@ -256,7 +256,7 @@ impl McpServer {
     /// name of the tool (when it is one the caller may call) and the answer.
     async fn dispatch(
         &self,
-        request: CallToolRequestParams,
+        mut request: CallToolRequestParams,
         context: &RequestContext<RoleServer>,
         (sent, decided): (&observe::Sent, &observe::Decided),
         trace: Option<&RequestTrace>,
@@ -371,15 +371,14 @@ impl McpServer {
         let (Some(caller), Some((_, listing))) = (caller, listed) else {
             return (tool, Answer::Tool(Err(ToolError::Internal)));
         };
-        let arguments = request.arguments.clone();
-        let client = crate::confirm::reach::Client::of(context);
+        let arguments = request.arguments.take();
         let gate = gate::Gate {
             policies,
             caller,
             entry,
             listing,
             request: &request,
-            client: &client,
+            context,
             spent: (bucket, cost),
             within: deadline.remaining().saturating_sub(entry.spec.min_budget),
         };

@@ -217,3 +217,21 @@ pub fn tool_error(body: &Value) -> &Value {
     assert_eq!(body["result"]["isError"], true, "{body}");
     &body["result"]["structuredContent"]["error"]
 }
+
+/// The gateway binary started with a minimal environment and one more variable `key` =
+/// `value`, to its exit: (exit code, stdout + stderr). For the start-up refusals.
+pub fn start_binary_with(key: &str, value: &str) -> (Option<i32>, String) {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_mcp-gateway"))
+        .env_clear()
+        .env("KOSHA_JWT_ISSUER", "http://127.0.0.1:9/issuer")
+        .env("KOSHA_ALLOWED_CLIENT_IDS", "agent-1")
+        .env(key, value)
+        .output()
+        .unwrap();
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (out.status.code(), text)
+}
