@@ -2,9 +2,10 @@
 real stack, through the official Python SDK.
 
 Each example is appended to the built-in set (crates/authz/src/builtin.cedar), as an operator
-deploys it, and given to one more mcp-gateway: the stack's debug binary with the stack
-gateway's environment, its own port, `KOSHA_POLICY_FILE`, and for the business-hours example
-`KOSHA_POLICY_NOW` (one gateway per clock). The stack's gateway keeps the built-in set.
+deploys it, and given to one more mcp-gateway (tests/e2e/gateways.py: the stack's debug binary
+with the stack gateway's environment, its own port, `KOSHA_POLICY_FILE`), for the
+business-hours example with `KOSHA_POLICY_NOW` (one gateway per clock). The stack's gateway
+keeps the built-in set. The confirmation example has its own module, test_confirm.py.
 
 - A tool the listing rule hides is absent from `tools/list` and a call of it is an unknown
   tool (-32602); a call a policy refuses is the tool error `forbidden` with the policy's
@@ -26,26 +27,21 @@ import uuid
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from pathlib import Path
 
 import httpx
 import pytest
 from mcp.shared.exceptions import MCPError
 
+from gateways import EXAMPLES, Gateway, deployed, exit_code, gateway_env, running
 from kosha_client import session
-from kosha_py import free_port, wait_until
 from test_auth import AGENT_TOOLS, mint, mint_in_groups
 
-ROOT = Path(__file__).resolve().parents[2]
-BUILTIN = ROOT / "crates" / "authz" / "src" / "builtin.cedar"
-EXAMPLES = ROOT / "docs" / "policies"
 # The tools whose readOnlyHint is true: all a read-only client may call.
 READ_TOOLS = {"search_knowledge_base", "get_transaction", "list_transactions", "get_service_health",
               "get_screening_result"}
 # The tools that address a transaction: the gateway reads it when a policy reads context.record.
 RECORD_TOOLS = {"get_transaction", "raise_dispute", "flag_transaction_for_review"}
 UNKNOWN_TOOL = -32602
-START_S = 20
 
 
 def epoch(day: int, hour: int) -> int:
@@ -75,78 +71,12 @@ def reason_of(example: str) -> str:
     return text.split('@reason("', 1)[1].split('")', 1)[0]
 
 
-def deployed(example_text: str) -> str:
-    """What `cat builtin.cedar docs/policies/<example>` writes: the file an operator deploys."""
-    return BUILTIN.read_text() + example_text
-
-
-def gateway_env(stack: dict[str, str]) -> dict[str, str]:
-    """The stack gateway's whole environment (scripts/lib/stack.sh records it, NUL-separated),
-    without its span export: these gateways' spans are not the trace tests' business."""
-    raw = (Path(stack["KOSHA_DEV_DIR"]) / "cmd" / "mcp-gateway.env").read_bytes()
-    env = dict(item.split("=", 1) for item in raw.decode().split("\0") if "=" in item)
-    return {k: v for k, v in env.items() if not k.startswith("OTEL_")}
-
-
-@dataclass
-class Gateway:
-    """One more mcp-gateway on the stack, with a policy file."""
-
-    name: str
-    url: str
-    policy_file: Path
-    now: int | None
-    proc: subprocess.Popen
-    log: Path
-
-
-def launch(stack: dict[str, str], name: str, policy_text: str, now: int | None = None) -> Gateway:
-    """Starts the stack's mcp-gateway binary as `name` with `policy_text` as its policy file
-    (and `now` as its policies' clock) on a free port; does not wait for it."""
-    dev_dir = Path(stack["KOSHA_DEV_DIR"])
-    policy_file = dev_dir / f"policy-{name}.cedar"
-    policy_file.write_text(policy_text)
-    port = free_port()
-    env = {**gateway_env(stack), "KOSHA_LISTEN": f"127.0.0.1:{port}", "KOSHA_POLICY_FILE": str(policy_file)}
-    if now is not None:
-        env["KOSHA_POLICY_NOW"] = str(now)
-    binary = (dev_dir / "cmd" / "mcp-gateway.bin").read_text().strip()
-    log = dev_dir / "logs" / f"policy-{name}.log"
-    with log.open("wb") as out:
-        proc = subprocess.Popen([binary], env=env, stdout=out, stderr=subprocess.STDOUT,
-                                stdin=subprocess.DEVNULL, start_new_session=True)
-    return Gateway(name, f"http://127.0.0.1:{port}/mcp", policy_file, now, proc, log)
-
-
-def healthy(gw: Gateway) -> bool:
-    try:
-        return httpx.get(gw.url.removesuffix("/mcp") + "/healthz", timeout=1).status_code == 200
-    except httpx.HTTPError:
-        return False
-
-
-def stop(gw: Gateway) -> None:
-    gw.proc.terminate()
-    try:
-        gw.proc.wait(timeout=5)
-    except subprocess.TimeoutExpired:
-        gw.proc.kill()
-        gw.proc.wait(timeout=5)
-
-
 @pytest.fixture(scope="module")
 def gateways(stack):
     """Every example gateway, started side by side; stopped after the module."""
-    started = {name: launch(stack, name, deployed((EXAMPLES / example).read_text()), now)
-               for name, (example, now) in GATEWAYS.items()}
-    try:
-        for gw in started.values():
-            up = wait_until(lambda gw=gw: healthy(gw) or gw.proc.poll() is not None, START_S)
-            assert up and gw.proc.poll() is None, f"{gw.name} did not start: {gw.log.read_text()[-2000:]}"
+    with running(stack, {name: (deployed((EXAMPLES / example).read_text()), now, None)
+                         for name, (example, now) in GATEWAYS.items()}) as started:
         yield started
-    finally:
-        for gw in started.values():
-            stop(gw)
 
 
 @pytest.fixture(scope="module")
@@ -331,13 +261,7 @@ def test_a_policy_file_that_does_not_validate_stops_the_gateway(stack):
     before serving, the log naming the policy's @id and the line (of the deployed file)."""
     text = deployed((EXAMPLES / "dispute-cap.cedar").read_text().replace("input.amount_minor", "input.amount"))
     line = next(n for n, l in enumerate(text.splitlines(), 1) if "context.input.amount >" in l)
-    gw = launch(stack, "invalid", text)
-    try:
-        code = gw.proc.wait(timeout=START_S)
-    finally:
-        if gw.proc.poll() is None:
-            stop(gw)
-    log = gw.log.read_text()
+    code, log = exit_code(stack, "invalid", text)
     assert code == 2, log[-2000:]
     assert f"invalid value for KOSHA_POLICY_FILE: policy dispute-cap-500-eur at line {line}: " in log, log[-2000:]
 

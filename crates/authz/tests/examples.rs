@@ -30,13 +30,14 @@ fn examples() -> Vec<(String, String)> {
 }
 
 #[test]
-fn there_are_the_four_examples() {
+fn there_are_the_five_examples() {
     let names: Vec<String> = examples().into_iter().map(|(name, _)| name).collect();
     assert_eq!(
         names,
         [
             "accounts.cedar",
             "business-hours.cedar",
+            "confirm-disputes.cedar",
             "dispute-cap.cedar",
             "read-only-client.cedar"
         ]

@@ -2,7 +2,10 @@
 // pinned) in headless Chromium (issue 44, SPEC §5): Debian's `chromium`, driven by
 // `playwright-core` with `executablePath` (nothing downloads a browser).
 //
-// The Inspector starts with a writable catalog holding only the gateway's URL (Streamable
+// The gateway is one more of the stack's (tests/ts/e2e/gateway.mjs) with the example policy
+// docs/policies/confirm-disputes.cedar: the built-in set, plus a person's yes for disputes over
+// 500.00 EUR (SPEC §5b); everything else answers as the stack's gateway does.
+// The Inspector starts with a writable catalog holding only that gateway's URL (Streamable
 // HTTP); no token is pasted anywhere. In its UI the test sets the client id `kosha-dev-mcp`
 // (Server Settings → OAuth Settings) and connects: the gateway's 401 sends the Inspector to
 // the protected-resource metadata and the local issuer's metadata, then the browser to the
@@ -13,6 +16,13 @@
 // - the tools the UI lists are the agent's tools (the SDK's tools/list with the stack's agent
 //   token) and the result it shows is the gateway's (the SDK's call of the same tool);
 // - the gateway logged that call with the public client and the person's `sub`.
+// Then it raises a dispute of 600.00 EUR on a EUR transaction with no dispute:
+// - in the Inspector's default Protocol Era (Legacy, 2025-11-25) nobody can be asked: the
+//   tool error `confirmation_required`, no dispute;
+// - with the era set to Modern (2026-07-28, Server Settings) and reconnected, the same call
+//   brings up the Inspector's "Elicitation Request" form with the gateway's question (the
+//   amount, the transaction and its account); the test ticks Confirm and submits, and the
+//   result is the dispute (`created: true`), raised once, logged `input_required` then `ok`.
 //
 // Bounded: every wait has a timeout, the whole run is cut at KOSHA_BROWSER_TIMEOUT_S (default
 // 120). On failure a screenshot, the page's HTML and console, and the Inspector's output go to
@@ -21,16 +31,16 @@
 //   KOSHA_STACK_ENV=.dev/test-stack/stack.env KOSHA_CHROMIUM=/usr/bin/chromium \
 //     node tests/ts/browser/inspector-login.mjs
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
 
 import { chromium } from 'playwright-core';
 
+import { deployed, freePort, launchGateway } from '../e2e/gateway.mjs';
 import { connect, loadStackEnv } from '../e2e/stack.mjs';
 
 const PUBLIC_CLIENT = 'kosha-dev-mcp';
@@ -66,18 +76,6 @@ async function step(name, fn) {
   }
 }
 
-/** A free TCP port on loopback (the Inspector's web server needs a fixed one). */
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address();
-      server.close(() => resolve(port));
-    });
-  });
-}
-
 /** Polls `check` (sync or async, truthy when done) every 100 ms for at most `ms`. */
 async function until(what, ms, check) {
   const end = Date.now() + ms;
@@ -95,12 +93,12 @@ async function until(what, ms, check) {
  * Returns `{url, origin, catalog, output, stop}`; `output()` is its stdout and stderr with the
  * API token masked.
  */
-async function startInspector(scratch) {
+async function startInspector(scratch, gatewayUrl) {
   const port = await freePort();
   const token = randomBytes(16).toString('hex');
   const catalog = path.join(scratch, 'mcp.json');
   writeFileSync(catalog, JSON.stringify({
-    mcpServers: { [SERVER]: { type: 'streamable-http', url: stack.KOSHA_GATEWAY_URL } }
+    mcpServers: { [SERVER]: { type: 'streamable-http', url: gatewayUrl } }
   }));
   const env = {
     ...process.env,
@@ -158,14 +156,53 @@ function toolButton(page, name) {
 }
 
 /** The gateway's log lines from byte `offset` on, parsed (tool calls carry the principal). */
-function gatewayLogFrom(offset) {
-  const file = path.join(stack.KOSHA_DEV_DIR, 'logs', 'mcp-gateway.log');
+function gatewayLogFrom(file, offset) {
   return readFileSync(file).subarray(offset).toString('utf8').split('\n')
     .filter((l) => l.startsWith('{'))
     .map((l) => { try { return JSON.parse(l); } catch { return {}; } });
 }
 
-async function run(page, inspector) {
+/** The result the UI shows: the first code editor after "Structured Output" (Ace: its whole
+ * value, not only the rows drawn). */
+async function structuredOutput(page) {
+  const shown = await page.evaluate(() => {
+    const label = [...document.querySelectorAll('*')]
+      .find((e) => e.childElementCount === 0 && e.textContent === 'Structured Output');
+    const editor = [...document.querySelectorAll('.ace_editor')]
+      .find((e) => label.compareDocumentPosition(e) & Node.DOCUMENT_POSITION_FOLLOWING);
+    return editor && window.ace.edit(editor).getValue();
+  });
+  assert.ok(shown, 'no editor after "Structured Output"');
+  return shown;
+}
+
+/** Opens raise_dispute in the Tools view and executes it for 600.00 EUR of `transactionId`. */
+async function raiseDispute(page, transactionId) {
+  await toolButton(page, 'raise_dispute').click();
+  await page.getByRole('textbox', { name: 'transaction_id' }).fill(transactionId);
+  await page.getByRole('textbox', { name: 'reason' }).fill('charged twice');
+  await page.getByRole('textbox', { name: 'amount_minor' }).fill('60000');
+  await page.getByRole('button', { name: 'Execute Tool' }).click();
+}
+
+/** A seeded EUR transaction over 600.00 EUR with no dispute: `{transaction_id, account_id}`. */
+function undisputedOver600Eur() {
+  const row = execFileSync('psql', [stack.DATABASE_URL, '-tAc',
+    "SELECT t.transaction_id || ' ' || t.account_id FROM core.transactions t WHERE t.currency = 'EUR'" +
+    ' AND t.amount_minor > 60000 AND NOT EXISTS (SELECT 1 FROM core.disputes d' +
+    ' WHERE d.transaction_id = t.transaction_id) ORDER BY t.transaction_id LIMIT 1'], { encoding: 'utf8' }).trim();
+  assert.ok(row, 'an undisputed EUR transaction over 600.00');
+  const [transaction_id, account_id] = row.split(' ');
+  return { transaction_id, account_id };
+}
+
+/** Disputes of `transactionId` in the stack's database. */
+function disputesOf(transactionId) {
+  return Number(execFileSync('psql', [stack.DATABASE_URL, '-tAc',
+    `SELECT count(*) FROM core.disputes WHERE transaction_id = '${transactionId}'`], { encoding: 'utf8' }).trim());
+}
+
+async function run(page, inspector, gateway) {
   const issuer = new URL(stack.KOSHA_JWT_ISSUER);
   // What the gateway answers the stack's machine agent token: the UI must show the same.
   const expected = await step('read the expected tools and result through the SDK', async () => {
@@ -219,7 +256,7 @@ async function run(page, inspector) {
     assert.equal(query.get('redirect_uri'), `${inspector.origin}/oauth/callback`);
     // The scope the gateway's 401 named (SPEC §5), and the gateway as the resource (RFC 8707).
     assert.equal(query.get('scope'), 'kosha/agent');
-    assert.equal(query.get('resource'), stack.KOSHA_GATEWAY_URL);
+    assert.equal(query.get('resource'), gateway.url);
     await page.getByRole('heading', { name: 'Kosha dev login' }).waitFor();
   });
 
@@ -237,44 +274,90 @@ async function run(page, inspector) {
     for (const name of expected.tools) await toolButton(page, name).waitFor();
   });
 
-  const logOffset = statSync(path.join(stack.KOSHA_DEV_DIR, 'logs', 'mcp-gateway.log')).size;
+  const logOffset = statSync(gateway.log).size;
   await step(`call get_transaction ${TRANSACTION}; the result appears`, async () => {
     await toolButton(page, 'get_transaction').click();
     await page.getByRole('textbox', { name: 'transaction_id' }).fill(TRANSACTION);
     await page.getByRole('button', { name: 'Execute Tool' }).click();
     await page.getByText('Structured Output', { exact: true }).waitFor();
-    // The first code editor after "Structured Output" holds the result (Ace: its whole value,
-    // not only the rows drawn).
-    const shown = await page.evaluate(() => {
-      const label = [...document.querySelectorAll('*')]
-        .find((e) => e.childElementCount === 0 && e.textContent === 'Structured Output');
-      const editor = [...document.querySelectorAll('.ace_editor')]
-        .find((e) => label.compareDocumentPosition(e) & Node.DOCUMENT_POSITION_FOLLOWING);
-      return editor && window.ace.edit(editor).getValue();
-    });
-    assert.ok(shown, 'no editor after "Structured Output"');
+    const shown = await structuredOutput(page);
     assert.deepEqual(JSON.parse(shown), expected.structured);
     assert.equal(JSON.parse(shown).transaction.transaction_id, TRANSACTION);
   });
 
   await step(`the gateway logged the call as ${PUBLIC_CLIENT}, user ${USER_SUB}`, async () => {
     const call = await until('the tool call in the gateway log', 5000, () =>
-      gatewayLogFrom(logOffset).find((l) => l.message === 'tool call' && l.tool === 'get_transaction'));
+      gatewayLogFrom(gateway.log, logOffset).find((l) => l.message === 'tool call' && l.tool === 'get_transaction'));
     assert.equal(call.outcome, 'ok', JSON.stringify(call));
     assert.equal(call.span?.principal, PUBLIC_CLIENT, JSON.stringify(call));
     assert.equal(call.span?.user, USER_SUB, JSON.stringify(call));
+  });
+
+  // The confirmation example (SPEC §5b): a dispute over 500.00 EUR asks its person.
+  const disputed = undisputedOver600Eur();
+  await step(`raise_dispute on ${disputed.transaction_id} for 600.00 EUR at 2025-11-25 (the Inspector's default era): confirmation_required`, async () => {
+    await raiseDispute(page, disputed.transaction_id);
+    await page.getByText('Tool Error', { exact: true }).waitFor();
+    await page.getByText(/"confirmation_required"/).first().waitFor();
+    assert.equal(disputesOf(disputed.transaction_id), 0);
+  });
+
+  await step('set the Protocol Era to Modern (2026-07-28) in Server Settings; reconnect', async () => {
+    await page.locator('label').filter({ hasText: /^Servers$/ }).click();
+    await page.getByRole('button', { name: 'Settings', exact: true }).click();
+    const dialog = page.getByRole('dialog').filter({ hasText: 'Server Settings' });
+    await dialog.getByRole('textbox', { name: 'Protocol Era' }).click();
+    await page.getByRole('option', { name: /^Modern/ }).click();
+    await dialog.getByRole('button', { name: 'Close' }).first().click();
+    await dialog.waitFor({ state: 'hidden' });
+    await toggle.click({ force: true });
+    await until('the Inspector to disconnect', STEP_TIMEOUT_MS, async () => !(await toggle.isChecked()));
+    await toggle.click({ force: true });
+    await page.getByText('Connected', { exact: true }).waitFor();
+    await page.getByText('MCP 2026-07-28', { exact: true }).waitFor();
+  });
+
+  const logOffset2 = statSync(gateway.log).size;
+  await step('the same call at 2026-07-28: the question appears with the amount and the transaction', async () => {
+    await page.locator('label').filter({ hasText: /^Tools$/ }).click();
+    await raiseDispute(page, disputed.transaction_id);
+    const dialog = page.getByRole('dialog').filter({ hasText: 'Elicitation Request' });
+    await dialog.waitFor();
+    const text = await dialog.innerText();
+    assert.ok(text.includes('600.00 EUR'), text);
+    assert.ok(text.includes(disputed.transaction_id), text);
+    assert.ok(text.includes(disputed.account_id), text);
+    assert.equal(disputesOf(disputed.transaction_id), 0);
+  });
+
+  await step('confirm it: the dispute is raised once, and the result appears', async () => {
+    const dialog = page.getByRole('dialog').filter({ hasText: 'Elicitation Request' });
+    await dialog.getByRole('checkbox', { name: 'Confirm' }).check();
+    await dialog.getByRole('textbox', { name: 'Note' }).fill('yes, I asked for it');
+    await dialog.getByRole('button', { name: 'Submit' }).click();
+    await dialog.waitFor({ state: 'hidden' });
+    await page.getByText('Structured Output', { exact: true }).waitFor();
+    const shown = JSON.parse(await structuredOutput(page));
+    assert.equal(shown.created, true, JSON.stringify(shown));
+    assert.equal(shown.status, 'open', JSON.stringify(shown));
+    assert.equal(disputesOf(disputed.transaction_id), 1);
+    const lines = gatewayLogFrom(gateway.log, logOffset2).filter((l) => l.message === 'tool call' && l.tool === 'raise_dispute');
+    assert.deepEqual(lines.map((l) => l.outcome), ['input_required', 'ok'], JSON.stringify(lines));
   });
 }
 
 async function main() {
   const scratch = mkdtempSync(path.join(os.tmpdir(), 'kosha-inspector-web-'));
   rmSync(outDir, { recursive: true, force: true });
+  let gateway;
   let inspector;
   let browser;
   let page;
   const consoleLines = [];
   try {
-    inspector = await step(`start the Inspector ${pkg.version} web UI`, () => startInspector(scratch));
+    gateway = await step('start a gateway with the example policy confirm-disputes.cedar', () =>
+      launchGateway(stack, 'inspector', deployed('confirm-disputes.cedar')));
+    inspector = await step(`start the Inspector ${pkg.version} web UI`, () => startInspector(scratch, gateway.url));
     assert.match(pkg.version, /^2\.12\./);
     browser = await step(`launch ${chromiumPath} (headless)`, () =>
       chromium.launch({ executablePath: chromiumPath, headless: true, timeout: 30_000 }));
@@ -286,7 +369,7 @@ async function main() {
     page.setDefaultNavigationTimeout(STEP_TIMEOUT_MS);
     page.on('console', (m) => consoleLines.push(`${m.type()}: ${m.text()}`));
     page.on('pageerror', (e) => consoleLines.push(`pageerror: ${e.message}`));
-    await run(page, inspector);
+    await run(page, inspector, gateway);
     console.log(`inspector-browser: passed in ${seconds(t0)} s`);
   } catch (err) {
     mkdirSync(outDir, { recursive: true });
@@ -303,6 +386,7 @@ async function main() {
   } finally {
     await browser?.close().catch(() => {});
     await inspector?.stop();
+    await gateway?.stop();
     rmSync(scratch, { recursive: true, force: true });
   }
 }
