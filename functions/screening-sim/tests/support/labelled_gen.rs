@@ -76,6 +76,8 @@ pub struct Labelled {
 }
 
 impl Labelled {
+    /// One line: canonical JSON (sorted keys), whatever serde_json's map order is in this
+    /// build (a workspace build with `cedar-policy` turns on its `preserve_order`).
     fn to_json(&self) -> String {
         let mut v = serde_json::json!({"query": self.query, "expected": self.expected, "category": self.category});
         if let Some(c) = &self.country {
@@ -84,7 +86,7 @@ impl Labelled {
         if let Some(d) = &self.date_of_birth {
             v["date_of_birth"] = d.clone().into();
         }
-        v.to_string()
+        kosha_contract::canonical::to_string(&v)
     }
 }
 
