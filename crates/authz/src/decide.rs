@@ -116,6 +116,21 @@ impl Policies {
         tool: &str,
         protocol_version: &str,
     ) -> Decision {
+        let key = crate::memo::key(principal, tool, protocol_version);
+        if let Some(decision) = self.memo.get(&key) {
+            return decision;
+        }
+        let decision = self.evaluate_listing(principal, tool, protocol_version);
+        self.memo.put(key, decision.clone());
+        decision
+    }
+
+    fn evaluate_listing(
+        &self,
+        principal: &kosha_auth::Principal,
+        tool: &str,
+        protocol_version: &str,
+    ) -> Decision {
         let listed = request::entities(self, principal).and_then(|(uid, entities)| {
             let req = request::listing_request(self, uid, tool, protocol_version)?;
             Ok(self.answer(&req, &entities, true))

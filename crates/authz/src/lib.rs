@@ -28,6 +28,7 @@ mod decide;
 mod ids;
 mod listing;
 mod load;
+mod memo;
 mod reads;
 mod request;
 pub mod testing;

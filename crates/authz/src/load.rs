@@ -35,6 +35,8 @@ pub struct Policies {
     /// What the policies that may apply to each tool read of its context.
     reads: HashMap<String, Reads>,
     pub(crate) authorizer: Authorizer,
+    /// Listing decisions already made ([`crate::memo`]).
+    pub(crate) memo: crate::memo::Memo,
 }
 
 impl Policies {
@@ -88,6 +90,7 @@ impl Policies {
             names,
             reads,
             authorizer: Authorizer::new(),
+            memo: crate::memo::Memo::default(),
         })
     }
 

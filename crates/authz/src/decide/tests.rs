@@ -219,3 +219,20 @@ fn a_permit_on_arguments_lists_its_tool_and_a_static_forbid_hides_it() {
         Decision::Forbid { .. }
     ));
 }
+
+#[test]
+fn a_remembered_listing_is_never_another_principals() {
+    let set = Policies::parse(
+        r#"permit (principal, action == Kosha::Action::"get_transaction", resource)
+        when { principal.hasTag("custom:branch") && principal.getTag("custom:branch") == "north" };"#,
+    )
+    .unwrap();
+    let mut north = principal("u1", &["agent"]);
+    north.tags.insert("custom:branch".into(), "north".into());
+    let mut south = north.clone();
+    south.tags.insert("custom:branch".into(), "south".into());
+    for _ in 0..2 {
+        assert!(set.may_list(&north, "get_transaction", "2025-11-25"));
+        assert!(!set.may_list(&south, "get_transaction", "2025-11-25"));
+    }
+}
