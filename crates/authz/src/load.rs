@@ -27,6 +27,7 @@ pub struct LoadError {
 /// A validated policy set and what deciding with it needs.
 #[derive(Debug)]
 pub struct Policies {
+    /// Kosha's schema: every policy was validated against it, and every call's request is.
     pub(crate) schema: Schema,
     pub(crate) set: PolicySet,
     /// The set the listing rule evaluates ([`listing::derive`]).

@@ -5,7 +5,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use cedar_policy::{Context, Entities, Entity, EntityUid, Request, RestrictedExpression};
 use kosha_auth::Principal;
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 
 use crate::load::Policies;
 use crate::reads::Reads;
@@ -105,8 +105,8 @@ pub(crate) fn entities(
     Ok((uid, entities))
 }
 
-/// The request for `ask`, with `confirmed` as given; the context holds what `reads` says the
-/// tool's policies read, and is checked against the schema.
+/// The request for `ask`, with `confirmed` as given; the context holds everything, checked
+/// against the schema, when the tool's policies read any of it (`reads`), else nothing.
 pub(crate) fn request(
     policies: &Policies,
     ask: &Ask<'_>,
@@ -118,37 +118,90 @@ pub(crate) fn request(
         return Err(Unaskable(format!("no action {}", ask.tool)));
     };
     let context = if reads.any() {
-        let input: Map<String, Value> = ask
-            .input
-            .iter()
-            .filter(|(_, v)| !v.is_null())
-            .map(|(k, v)| (k.clone(), v.clone()))
-            .collect();
-        let mut context = json!({
-            "input": input,
-            "protocol_version": ask.protocol_version,
-            "now": ask.now_s,
-            "time_of_day": ask.now_s.rem_euclid(86_400),
-            // 1970-01-01 was a Thursday (ISO weekday 4).
-            "weekday": (ask.now_s.div_euclid(86_400) + 3).rem_euclid(7) + 1,
-        });
+        // Built from its pairs, not parsed from JSON (the parse cost more than the decision,
+        // docs/benchmarks.md "Policy decisions"). The arguments were checked against the
+        // tool's inputSchema, whose types are the Cedar schema's: strings, integers, booleans.
+        let mut pairs = vec![
+            ("input".to_owned(), record_of(ask.input)?),
+            (
+                "protocol_version".to_owned(),
+                RestrictedExpression::new_string(ask.protocol_version.to_owned()),
+            ),
+            ("now".to_owned(), RestrictedExpression::new_long(ask.now_s)),
+            (
+                "time_of_day".to_owned(),
+                RestrictedExpression::new_long(ask.now_s.rem_euclid(86_400)),
+            ),
+            (
+                "weekday".to_owned(),
+                // 1970-01-01 was a Thursday (ISO weekday 4).
+                RestrictedExpression::new_long(
+                    (ask.now_s.div_euclid(86_400) + 3).rem_euclid(7) + 1,
+                ),
+            ),
+        ];
         if crate::WRITE_TOOLS.contains(&ask.tool) {
-            context["confirmed"] = Value::Bool(confirmed);
+            pairs.push((
+                "confirmed".to_owned(),
+                RestrictedExpression::new_bool(confirmed),
+            ));
         }
         if let Some(r) = ask.record {
-            context["record"] = json!({
-                "account_id": r.account_id,
-                "amount_minor": r.amount_minor,
-                "currency": r.currency,
-            });
+            let record = RestrictedExpression::new_record([
+                (
+                    "account_id".to_owned(),
+                    RestrictedExpression::new_string(r.account_id.clone()),
+                ),
+                (
+                    "amount_minor".to_owned(),
+                    RestrictedExpression::new_long(r.amount_minor),
+                ),
+                (
+                    "currency".to_owned(),
+                    RestrictedExpression::new_string(r.currency.clone()),
+                ),
+            ])
+            .map_err(|e| Unaskable(format!("record: {e}")))?;
+            pairs.push(("record".to_owned(), record));
         }
-        Context::from_json_value(context, Some((&policies.schema, action)))
-            .map_err(|e| Unaskable(format!("context: {e}")))?
+        let context = Context::from_pairs(pairs).map_err(|e| Unaskable(format!("context: {e}")))?;
+        // Checked against the action's context type: a missing attribute or a wrong type is
+        // not decidable (a deny), never evaluated as if absent.
+        let request = Request::new(
+            principal,
+            action.clone(),
+            resource.clone(),
+            context,
+            Some(&policies.schema),
+        );
+        return request.map_err(|e| Unaskable(format!("request: {e}")));
     } else {
         Context::empty()
     };
     Request::new(principal, action.clone(), resource.clone(), context, None)
         .map_err(|e| Unaskable(format!("request: {e}")))
+}
+
+/// `input` as a Cedar record: strings, integers (Long) and booleans; `null` is absent. Anything
+/// else (a float, an array, an object) fits no action's schema: the call is not decidable.
+fn record_of(input: &Map<String, Value>) -> Result<RestrictedExpression, Unaskable> {
+    let mut fields = Vec::with_capacity(input.len());
+    for (name, value) in input {
+        let value = match value {
+            Value::Null => continue,
+            Value::String(s) => RestrictedExpression::new_string(s.clone()),
+            Value::Bool(b) => RestrictedExpression::new_bool(*b),
+            Value::Number(n) => match n.as_i64() {
+                Some(n) => RestrictedExpression::new_long(n),
+                None => return Err(Unaskable(format!("input.{name}: not a Long"))),
+            },
+            Value::Array(_) | Value::Object(_) => {
+                return Err(Unaskable(format!("input.{name}: not a scalar")));
+            }
+        };
+        fields.push((name.clone(), value));
+    }
+    RestrictedExpression::new_record(fields).map_err(|e| Unaskable(format!("input: {e}")))
 }
 
 /// The listing request for `principal` and `tool`: a context of `protocol_version` alone

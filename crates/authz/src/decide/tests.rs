@@ -236,3 +236,20 @@ fn a_remembered_listing_is_never_another_principals() {
         assert!(!set.may_list(&south, "get_transaction", "2025-11-25"));
     }
 }
+
+#[test]
+fn input_of_the_wrong_type_is_a_deny_not_a_guess() {
+    let set = with_builtin(CAP);
+    let agent = principal("u1", &["agent"]);
+    let record = eur(60000);
+    for amount in [json!("60000"), json!(600.5), json!([60000])] {
+        let args =
+            obj(json!({"transaction_id": "txn_000001", "reason": "r", "amount_minor": amount}));
+        let mut ask = Ask::new(&agent, "raise_dispute", &args);
+        ask.record = Some(&record);
+        assert!(
+            matches!(set.decide(&ask), Decision::Forbid { .. }),
+            "{amount}"
+        );
+    }
+}
