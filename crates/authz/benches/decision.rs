@@ -51,7 +51,7 @@ fn decision(c: &mut Criterion) {
     c.bench_function("decide/built-in set, get_transaction", |b| {
         b.iter(|| black_box(builtin.decide(black_box(&ask))))
     });
-    c.bench_function("may_list/built-in set, get_transaction", |b| {
+    c.bench_function("may_list/built-in set, get_transaction (remembered)", |b| {
         b.iter(|| black_box(builtin.may_list(black_box(&agent), "get_transaction", "2025-11-25")))
     });
     c.bench_function("parse/built-in set", |b| {
