@@ -23,7 +23,7 @@ LAYERS = {
     # The limiter's decision: a call its lease covers is decided locally, the rest write the
     # bucket (DynamoDB PutItem through the AWS SDK).
     "token bucket (lease, or DynamoDB PutItem through the AWS SDK)":
-        ["kosha_state::rate_limit::DynamoRateLimiter::decide_cost::{{closure}}"],
+        ["kosha_state::rate_limit::DynamoRateLimiter::spend::{{closure}}"],
     "core-api call (reqwest, resilience policy)":
         ["kosha_resilience::policy::Policy::call_with_faults::{{closure}}"],
     # The verifier itself is inlined into the edge; these two are not.
