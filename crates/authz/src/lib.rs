@@ -25,6 +25,8 @@
 //! ```
 
 mod decide;
+mod decision;
+mod error;
 mod ids;
 mod listing;
 mod load;
@@ -33,8 +35,9 @@ mod reads;
 mod request;
 pub mod testing;
 
-pub use decide::{Decision, NOT_PERMITTED};
-pub use load::{LoadError, Policies};
+pub use decision::{Decision, NOT_PERMITTED};
+pub use error::LoadError;
+pub use load::Policies;
 pub use reads::Reads;
 pub use request::{Ask, Record};
 

@@ -14,7 +14,7 @@
 use cedar_policy::{Effect, Policy, PolicySet};
 use serde_json::Value;
 
-use crate::load::LoadError;
+use crate::error::LoadError;
 use crate::reads::Reads;
 
 /// The listing set of `set`.

@@ -16,7 +16,7 @@ use std::collections::HashMap;
 use kosha_auth::Principal;
 use parking_lot::Mutex;
 
-use crate::decide::Decision;
+use crate::decision::Decision;
 
 /// The most listing decisions kept (each a key of a few hundred bytes and its decision).
 pub const MAX_ENTRIES: usize = 8_192;
