@@ -7,9 +7,10 @@
 //! (the built-in set) is decided by one look-up instead of a Cedar evaluation (about 120,000
 //! instructions a call under callgrind, docs/benchmarks.md "Policy decisions").
 //!
-//! The key is the whole principal (every attribute and tag, each length-prefixed so no two
-//! principals share one), never a hash of it: a collision would hand one caller another's
-//! answer. At most [`MAX_ENTRIES`] are kept; a full memo is emptied and refills.
+//! The key is the whole principal (every attribute and tag, each prefixed with its length in
+//! 4 bytes so no two principals share one), never a hash of it: a collision would hand one
+//! caller another's answer. At most [`MAX_ENTRIES`] are kept; a full memo is emptied and
+//! refills.
 
 use std::collections::HashMap;
 
@@ -23,16 +24,16 @@ pub const MAX_ENTRIES: usize = 8_192;
 
 /// The remembered listing decisions of one policy set.
 #[derive(Debug, Default)]
-pub(crate) struct Memo(Mutex<HashMap<String, Decision>>);
+pub(crate) struct Memo(Mutex<HashMap<Vec<u8>, Decision>>);
 
 impl Memo {
     /// The decision remembered for `key`, if any.
-    pub fn get(&self, key: &str) -> Option<Decision> {
+    pub fn get(&self, key: &[u8]) -> Option<Decision> {
         self.0.lock().get(key).cloned()
     }
 
     /// Remembers `decision` for `key`.
-    pub fn put(&self, key: String, decision: Decision) {
+    pub fn put(&self, key: Vec<u8>, decision: Decision) {
         let mut map = self.0.lock();
         if map.len() >= MAX_ENTRIES {
             map.clear();
@@ -47,36 +48,57 @@ impl Memo {
     }
 }
 
-/// The memo key of `principal` listing `tool` at `protocol_version`.
-pub(crate) fn key(principal: &Principal, tool: &str, protocol_version: &str) -> String {
-    let mut key = String::with_capacity(256);
-    let mut field = |s: &str| {
-        key.push_str(&s.len().to_string());
-        key.push(':');
-        key.push_str(s);
-    };
-    field(tool);
-    field(protocol_version);
-    field(principal.user());
-    field(&principal.client_id);
-    field(principal.username.as_deref().unwrap_or("\u{0}none"));
+/// The memo key of `principal` listing `tool` at `protocol_version`: each string prefixed by
+/// its length, each list by its count, the username by whether there is one, so the key
+/// reads back to exactly one principal.
+pub(crate) fn key(principal: &Principal, tool: &str, protocol_version: &str) -> Vec<u8> {
+    let mut key = Key(Vec::with_capacity(256));
+    key.field(tool);
+    key.field(protocol_version);
+    key.field(principal.user());
+    key.field(&principal.client_id);
+    match &principal.username {
+        Some(username) => {
+            key.0.push(1);
+            key.field(username);
+        }
+        None => key.0.push(0),
+    }
+    key.count(principal.roles.len());
     for role in &principal.roles {
-        field(role.as_str());
+        key.field(role.as_str());
     }
-    field("\u{0}groups");
+    key.count(principal.groups.len());
     for group in &principal.groups {
-        field(group);
+        key.field(group);
     }
-    field("\u{0}scopes");
+    key.count(principal.scopes.len());
     for scope in &principal.scopes {
-        field(scope);
+        key.field(scope);
     }
-    field("\u{0}tags");
+    key.count(principal.tags.len());
     for (name, value) in &principal.tags {
-        field(name);
-        field(value);
+        key.field(name);
+        key.field(value);
     }
-    key
+    key.0
+}
+
+/// A memo key being written.
+struct Key(Vec<u8>);
+
+impl Key {
+    /// A length or a count, in 4 bytes: the verified token these come from is a few KB at
+    /// most, so none reaches `u32::MAX`, where it saturates.
+    fn count(&mut self, n: usize) {
+        let n = u32::try_from(n).unwrap_or(u32::MAX);
+        self.0.extend_from_slice(&n.to_le_bytes());
+    }
+
+    fn field(&mut self, s: &str) {
+        self.count(s.len());
+        self.0.extend_from_slice(s.as_bytes());
+    }
 }
 
 #[cfg(test)]
@@ -102,6 +124,16 @@ mod tests {
         let mut e = a.clone();
         e.scopes = vec!["agent".into()];
         keys.push(key(&e, "get_transaction", "2025-11-25"));
+        let mut f = a.clone();
+        f.username = None;
+        keys.push(key(&f, "get_transaction", "2025-11-25"));
+        let mut g = a.clone();
+        g.username = Some("\u{0}none".into());
+        keys.push(key(&g, "get_transaction", "2025-11-25"));
+        let mut h = a.clone();
+        h.groups = vec![];
+        h.scopes = vec!["ag".into(), "ent".into()];
+        keys.push(key(&h, "get_transaction", "2025-11-25"));
         let unique: std::collections::HashSet<_> = keys.iter().collect();
         assert_eq!(unique.len(), keys.len(), "{keys:#?}");
     }
@@ -111,12 +143,12 @@ mod tests {
         let memo = Memo::default();
         let allow = Decision::Allow { policies: vec![] };
         for i in 0..MAX_ENTRIES {
-            memo.put(i.to_string(), allow.clone());
+            memo.put(i.to_string().into_bytes(), allow.clone());
         }
         assert_eq!(memo.len(), MAX_ENTRIES);
-        memo.put("one more".into(), allow.clone());
+        memo.put(b"one more".to_vec(), allow.clone());
         assert_eq!(memo.len(), 1);
-        assert_eq!(memo.get("one more"), Some(allow));
-        assert_eq!(memo.get("0"), None);
+        assert_eq!(memo.get(b"one more"), Some(allow));
+        assert_eq!(memo.get(b"0"), None);
     }
 }

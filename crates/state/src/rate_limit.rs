@@ -135,14 +135,25 @@ impl DynamoRateLimiter {
     }
 
     async fn take(&self, key: &BucketKey, cost: u32) -> RateDecision {
-        let slot = self.slots.get(key.as_str());
-        if let Some((decided, renew)) = self.decided_locally(&slot, cost) {
-            if renew {
-                self.renew_ahead(key, &slot);
-            }
-            return decided;
+        match self.take_locally(key, cost) {
+            Ok(decided) => decided,
+            Err(slot) => self.queue_for_turn(key, &slot, cost).await,
         }
-        self.queue_for_turn(key, &slot, cost).await
+    }
+
+    /// [`Self::take`] when no DynamoDB call is needed ([`Self::decided_locally`], renewing
+    /// the lease ahead when due); else the bucket's slot, to queue on for a turn.
+    fn take_locally(&self, key: &BucketKey, cost: u32) -> Result<RateDecision, Arc<Slot>> {
+        let slot = self.slots.get(key.as_str());
+        match self.decided_locally(&slot, cost) {
+            Some((decided, renew)) => {
+                if renew {
+                    self.renew_ahead(key, &slot);
+                }
+                Ok(decided)
+            }
+            None => Err(slot),
+        }
     }
 
     /// The decision that needs no DynamoDB call: admitted from the lease when it holds `cost`
@@ -204,7 +215,23 @@ impl DynamoRateLimiter {
 }
 
 impl RateLimiter for DynamoRateLimiter {
+    /// [`DynamoRateLimiter::spend`]. A call its lease (or cached item) decides is answered
+    /// without building the DynamoDB path's future: that future holds the SDK's, several KB,
+    /// and boxing it would copy all of it on every call (callgrind, docs/benchmarks.md
+    /// "Policy decisions").
     fn check<'a>(&'a self, bucket: Bucket<'a>, cost: u32) -> BoxFuture<'a, RateDecision> {
-        Box::pin(self.spend(bucket, cost))
+        let key = BucketKey::of(bucket);
+        let cost = cost.max(1);
+        match self.take_locally(&key, cost) {
+            Ok(decided) => {
+                decided.record(bucket.kind);
+                Box::pin(std::future::ready(decided))
+            }
+            Err(slot) => Box::pin(async move {
+                let decided = self.queue_for_turn(&key, &slot, cost).await;
+                decided.record(bucket.kind);
+                decided
+            }),
+        }
     }
 }

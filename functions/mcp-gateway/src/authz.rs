@@ -73,8 +73,9 @@ pub async fn decide(
         // A dispute without an amount is decided on the transaction's (SPEC §4): its context's
         // `input.amount_minor` is required, whatever the policies read.
         let wanted = kosha_authz::RECORD_TOOLS.contains(&tool) && (reads.record || defaulted);
+        // Boxed: a call of a tool whose policies read no record never holds the read's future.
         let transaction = match wanted {
-            true => Some(read_transaction(call, checked).await?),
+            true => Some(Box::pin(read_transaction(call, checked)).await?),
             false => None,
         };
         let record = transaction.as_ref().map(|t| Record {

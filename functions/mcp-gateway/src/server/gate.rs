@@ -151,26 +151,57 @@ impl Gate<'_> {
                 Ok(Answer::Tool(entry.run(call, checked).await))
             }
             Decision::Forbid { reason, .. } => Err(ToolError::Forbidden(reason)),
+            // Boxed: the confirmation's futures (the key's read, the record's) are held only
+            // by a call that needs one, not by every call's future.
             Decision::Confirm { .. } => {
-                let transaction = match transaction {
-                    Some(t) => t,
-                    None => authz::read_transaction(call, &checked).await?,
+                let confirming = Confirming {
+                    caller,
+                    entry,
+                    request,
+                    context,
+                    within,
                 };
-                let client = confirm::reach::Client::of(context);
-                let pending = Pending {
-                    tool,
-                    arguments: &checked,
-                    record: (&transaction).into(),
-                    principal: caller.principal,
-                    client: &client,
-                    reply: Reply::of(request),
-                };
-                match gateway.confirm.decide(&pending, within).await {
-                    Step::Ask(question) => Ok(Answer::Ask(question)),
-                    Step::Refuse(e) => Err(e),
-                    Step::Run(_) => Ok(Answer::Tool(entry.run(call, checked).await)),
-                }
+                Box::pin(confirming.run(gateway, call, checked, transaction)).await
             }
+        }
+    }
+}
+
+/// A call the policies said needs its person's yes (SPEC §5b).
+struct Confirming<'a> {
+    caller: authz::Caller<'a>,
+    entry: &'a Entry,
+    request: &'a CallToolRequestParams,
+    context: &'a RequestContext<RoleServer>,
+    within: Duration,
+}
+
+impl Confirming<'_> {
+    /// Asks, refuses, or runs the tool once confirmed ([`crate::confirm`]).
+    async fn run(
+        self,
+        gateway: &Gateway,
+        call: &Call<'_>,
+        checked: JsonObject,
+        transaction: Option<kosha_contract::core_api::Transaction>,
+    ) -> Result<Answer, ToolError> {
+        let transaction = match transaction {
+            Some(t) => t,
+            None => authz::read_transaction(call, &checked).await?,
+        };
+        let client = confirm::reach::Client::of(self.context);
+        let pending = Pending {
+            tool: self.entry.spec.name,
+            arguments: &checked,
+            record: (&transaction).into(),
+            principal: self.caller.principal,
+            client: &client,
+            reply: Reply::of(self.request),
+        };
+        match gateway.confirm.decide(&pending, self.within).await {
+            Step::Ask(question) => Ok(Answer::Ask(question)),
+            Step::Refuse(e) => Err(e),
+            Step::Run(_) => Ok(Answer::Tool(self.entry.run(call, checked).await)),
         }
     }
 }

@@ -218,9 +218,11 @@ impl McpServer {
         let sent = observe::Sent::default();
         let decided = observe::Decided::default();
         let requested = request.name.clone();
-        let (tool, answer) = self
-            .dispatch(request, context, (&sent, &decided), trace)
-            .await;
+        // Boxed where it is made: the dispatch future holds every dependency's (the SDK's,
+        // reqwest's), KB of them, and the layers above move this one by value several times
+        // before its first poll (callgrind, docs/benchmarks.md "Policy decisions").
+        let (tool, answer) =
+            Box::pin(self.dispatch(request, context, (&sent, &decided), trace)).await;
         observe::record(
             tool,
             &requested,
@@ -340,14 +342,18 @@ impl McpServer {
             principal(context),
             context.extensions.get::<http::request::Parts>(),
         ) {
-            (Some(p), Some(parts)) => {
-                let now_s =
-                    u64::try_from(time::OffsetDateTime::now_utc().unix_timestamp()).unwrap_or(0);
-                let header = parts.headers.get(kosha_contract::headers::CHAOS);
-                // The signing key may be read from Secrets Manager (cached 5 min).
-                let within = deadline.remaining().saturating_sub(entry.spec.min_budget);
-                waiting(trace, self.gateway.chaos.evaluate(header, p, now_s, within)).await
-            }
+            (Some(p), Some(parts)) => match parts.headers.get(kosha_contract::headers::CHAOS) {
+                Some(header) => {
+                    let now_s = u64::try_from(time::OffsetDateTime::now_utc().unix_timestamp())
+                        .unwrap_or(0);
+                    // The signing key may be read from Secrets Manager (cached 5 min): that
+                    // read's future is boxed, so a call without the header never holds it.
+                    let within = deadline.remaining().saturating_sub(entry.spec.min_budget);
+                    let evaluated = self.gateway.chaos.evaluate(Some(header), p, now_s, within);
+                    waiting(trace, Box::pin(evaluated)).await
+                }
+                None => None,
+            },
             _ => None,
         };
         let call = Call {
