@@ -174,10 +174,13 @@ def test_only_the_gateway_may_read_the_confirmation_key():
                     assert "*" not in resources, (name, st)
 
 
-def test_the_confirmation_key_is_generated_as_64_lowercase_hex_characters():
-    """The gateway decodes the secret as hex into 32 key bytes (rmcp's RequestStateCodec
-    minimum): only 0-9 and a-f may be generated."""
-    secret = load(TEMPLATE)["Resources"]["ConfirmSecret"]
+@pytest.mark.parametrize("name", ["ConfirmSecret", "ChaosSecret"])
+def test_the_hmac_keys_are_generated_as_64_lowercase_hex_characters(name):
+    """The gateway decodes both keys as hex (kosha_state::secrets::decode_hmac_key; the
+    confirmation key into 32 bytes, rmcp's RequestStateCodec minimum): only 0-9 and a-f may be
+    generated. The chaos key was generated alphanumeric, which no deployed gateway could
+    decode, so every signed header was refused as key_unavailable (found 2026-12-05)."""
+    secret = load(TEMPLATE)["Resources"][name]
     generate = secret["Properties"]["GenerateSecretString"]
     assert generate["PasswordLength"] == 64
     assert generate["ExcludePunctuation"] is True
