@@ -32,6 +32,16 @@ def mint(stack: dict[str, str], *args: str) -> str:
     return subprocess.run(cmd, check=True, capture_output=True, text=True).stdout.strip()
 
 
+def machine_token(stack: dict[str, str]) -> str:
+    """An access token of the issuer's machine client kosha-dev-m2m-agent (client-credentials
+    grant, scope `kosha/agent`)."""
+    granted = httpx.post(stack["KOSHA_TOKEN_ENDPOINT"], timeout=10,
+                         data={"grant_type": "client_credentials", "scope": "kosha/agent"},
+                         auth=(stack["KOSHA_M2M_AGENT_CLIENT_ID"], stack["KOSHA_M2M_AGENT_CLIENT_SECRET"]))
+    assert granted.status_code == 200, granted.text
+    return granted.json()["access_token"]
+
+
 def post(url: str, token: str | None = None, auth: str | None = None) -> httpx.Response:
     headers = dict(HEADERS)
     if token:

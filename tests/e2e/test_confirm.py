@@ -26,7 +26,6 @@ import uuid
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 
-import httpx
 import httpx2
 import mcp_types as types
 import pytest
@@ -35,7 +34,7 @@ from mcp.client.streamable_http import streamable_http_client
 
 from gateways import EXAMPLES, deployed, exit_code, running
 from kosha_client import session
-from test_auth import mint
+from test_auth import machine_token, mint
 
 pytestmark = pytest.mark.anyio
 
@@ -67,14 +66,10 @@ def gateways(stack):
 def tokens(stack) -> dict[str, str]:
     """`agent` (the stack's user of kosha-dev-agent), `other` (another user of the same app
     client) and `machine` (the issuer's machine client, client-credentials grant)."""
-    granted = httpx.post(stack["KOSHA_TOKEN_ENDPOINT"], timeout=10,
-                         data={"grant_type": "client_credentials", "scope": "kosha/agent"},
-                         auth=(stack["KOSHA_M2M_AGENT_CLIENT_ID"], stack["KOSHA_M2M_AGENT_CLIENT_SECRET"]))
-    assert granted.status_code == 200, granted.text
     return {
         "agent": stack["KOSHA_AGENT_TOKEN"],
         "other": mint(stack, "--role", "agent", "--client-id", "kosha-dev-agent", "--user", "e2e-confirm-other"),
-        "machine": granted.json()["access_token"],
+        "machine": machine_token(stack),
     }
 
 

@@ -28,13 +28,12 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
-import httpx
 import pytest
 from mcp.shared.exceptions import MCPError
 
 from gateways import EXAMPLES, Gateway, deployed, exit_code, gateway_env, running
 from kosha_client import session
-from test_auth import AGENT_TOOLS, mint, mint_in_groups
+from test_auth import AGENT_TOOLS, machine_token, mint, mint_in_groups
 
 # The tools whose readOnlyHint is true: all a read-only client may call.
 READ_TOOLS = {"search_knowledge_base", "get_transaction", "list_transactions", "get_service_health",
@@ -85,13 +84,9 @@ def tokens(stack) -> dict[str, str]:
     machine client kosha-dev-m2m-agent, client-credentials grant), `app_user` (a user of
     kosha-dev-mcp, group agent), `supervisor` (a user of kosha-dev-agent, groups agent and
     supervisor)."""
-    granted = httpx.post(stack["KOSHA_TOKEN_ENDPOINT"], timeout=10,
-                         data={"grant_type": "client_credentials", "scope": "kosha/agent"},
-                         auth=(stack["KOSHA_M2M_AGENT_CLIENT_ID"], stack["KOSHA_M2M_AGENT_CLIENT_SECRET"]))
-    assert granted.status_code == 200, granted.text
     return {
         "agent": stack["KOSHA_AGENT_TOKEN"],
-        "machine": granted.json()["access_token"],
+        "machine": machine_token(stack),
         "app_user": mint(stack, "--role", "agent", "--client-id", "kosha-dev-mcp", "--user", "e2e-app-user"),
         "supervisor": mint_in_groups(stack, "e2e-supervisor", "kosha-dev-agent", ["agent", "supervisor"]),
     }

@@ -3,10 +3,13 @@
 //! Secrets Manager path is in `cli.rs` (needs the emulator).
 #![allow(clippy::unwrap_used)]
 
+mod common;
+
 use std::process::{Command, Output};
-use std::time::{SystemTime, UNIX_EPOCH};
 
 use kosha_resilience::chaos::{self, Fault, Rejection, Target};
+
+use common::{now_s, stderr, stdout};
 
 const KEY_HEX: &str = "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff";
 
@@ -31,21 +34,6 @@ fn sign(extra: &[&str]) -> Output {
     let mut args = vec!["chaos", "sign"];
     args.extend_from_slice(extra);
     ops(&args, Some(KEY_HEX))
-}
-
-fn now_s() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .unwrap()
-        .as_secs()
-}
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8(o.stdout.clone()).unwrap()
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8(o.stderr.clone()).unwrap()
 }
 
 /// Exit 0, exactly one line on stdout, nothing on stderr; returns the line.

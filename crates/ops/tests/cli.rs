@@ -4,9 +4,13 @@
 //! start)`; scripts/test does it). Each test uses its own table and secret names.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test helpers
 
+mod common;
+
 use std::process::{Command, Output};
 
 use serde_json::Value;
+
+use common::{stderr, stdout};
 
 fn endpoint() -> String {
     let url = std::env::var("AWS_ENDPOINT_URL").unwrap_or_default();
@@ -56,14 +60,6 @@ async fn secret_value(id: &str) -> String {
 
 fn run(cmd: &mut Command, args: &[&str]) -> Output {
     cmd.args(args).output().unwrap()
-}
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8(o.stdout.clone()).unwrap()
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8(o.stderr.clone()).unwrap()
 }
 
 /// Exit `code`, nothing on stdout, exactly one line on stderr.

@@ -2,13 +2,16 @@
 //! tokens signed by a dev key and verified as the gateway verifies them.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test helpers
 
+mod common;
+
 use std::path::PathBuf;
 use std::process::{Command, Output, Stdio};
-use std::time::{SystemTime, UNIX_EPOCH};
 
 use kosha_auth::Role;
 use kosha_auth::dev::{self, MintClaims};
 use serde_json::{Value, json};
+
+use common::{now_s, stderr, stdout};
 
 const ISSUER: &str = "http://127.0.0.1/kosha-dev";
 
@@ -132,21 +135,6 @@ impl Drop for Fixture {
     fn drop(&mut self) {
         let _ = std::fs::remove_dir_all(&self.dir);
     }
-}
-
-fn now_s() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .unwrap()
-        .as_secs()
-}
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8(o.stdout.clone()).unwrap()
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8(o.stderr.clone()).unwrap()
 }
 
 /// Exit `code`, nothing on stdout, one line on stderr; that line.

@@ -218,9 +218,9 @@ impl McpServer {
         let sent = observe::Sent::default();
         let decided = observe::Decided::default();
         let requested = request.name.clone();
-        // Boxed where it is made: the dispatch future holds every dependency's (the SDK's,
-        // reqwest's), KB of them, and the layers above move this one by value several times
-        // before its first poll (callgrind, docs/benchmarks.md "Policy decisions").
+        // Boxed where it is made: the dispatch future is the call's largest (the limit, the
+        // gate, the tool), and the layers above move this one by value several times before
+        // its first poll (callgrind, docs/benchmarks.md "Policy decisions").
         let (tool, answer) =
             Box::pin(self.dispatch(request, context, (&sent, &decided), trace)).await;
         observe::record(
