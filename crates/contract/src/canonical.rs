@@ -1,9 +1,23 @@
 //! Canonical JSON (SPEC §4, §7): object keys sorted by their UTF-8 bytes, no insignificant
 //! whitespace, strings and numbers as serde_json writes them. Two bodies that differ only in
 //! key order or spacing have the same canonical text, so core-api hashes it to compare an
-//! idempotency key's requests, and the gateway derives keys from it.
+//! idempotency key's requests, and the gateway derives keys from it and binds a confirmation
+//! to it (SPEC §5b).
 
 use serde_json::Value;
+use sha2::{Digest, Sha256};
+
+/// SHA-256 of the canonical text of `value`, 64 lowercase hex characters.
+///
+/// ```
+/// use serde_json::json;
+/// let a = kosha_contract::canonical::sha256_hex(&json!({"b": 1, "a": [true]}));
+/// assert_eq!(a, kosha_contract::canonical::sha256_hex(&json!({"a": [true], "b": 1})));
+/// assert_eq!(a.len(), 64);
+/// ```
+pub fn sha256_hex(value: &Value) -> String {
+    hex::encode(Sha256::digest(to_string(value).as_bytes()))
+}
 
 /// The canonical text of `value`: `{"a":1,"b":[true,null]}`.
 pub fn to_string(value: &Value) -> String {

@@ -34,7 +34,6 @@ use kosha_contract::headers::{IDEMPOTENCY_KEY, IDEMPOTENT_REPLAYED, PRINCIPAL, U
 use kosha_contract::ids::TRANSACTION;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
-use sha2::{Digest, Sha256};
 
 use super::AppState;
 use super::extract::ApiJson;
@@ -70,13 +69,6 @@ fn printable_header<'a>(
     value
         .to_str()
         .map_err(|_| ApiError::invalid(format!("{label} must be printable ASCII")))
-}
-
-/// SHA-256 (lowercase hex) of the canonical text of `body`.
-pub fn request_hash(body: &Value) -> String {
-    hex::encode(Sha256::digest(
-        kosha_contract::canonical::to_string(body).as_bytes(),
-    ))
 }
 
 /// `body` as `T`, naming the offending field on failure (`amount_minor: invalid value …`).
@@ -186,7 +178,7 @@ fn prepare<T: DeserializeOwned>(headers: &HeaderMap, body: Value) -> Result<Prep
     } else {
         principal.clone()
     };
-    let hash = request_hash(&body);
+    let hash = kosha_contract::canonical::sha256_hex(&body);
     let request = typed(body)?;
     Ok(Prepared {
         principal,

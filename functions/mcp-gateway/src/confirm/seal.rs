@@ -30,7 +30,6 @@ use kosha_contract::canonical;
 use rmcp::model::{JsonObject, RequestStateCodec, RequestStateError};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
-use sha2::{Digest, Sha256};
 
 /// Longest `requestState` opened, in bytes; a longer one is invalid without decoding it. A
 /// sealed state is 95 (`rs1.`, 35 body bytes and a 32-byte tag in base64url).
@@ -56,8 +55,7 @@ impl Binding<'_> {
     /// SHA-256 (hex) of the canonical JSON of the arguments: also what the audit event
     /// names, so an auditor can match a confirmation to its call without the reason's text.
     pub fn arguments_digest(&self) -> String {
-        let text = canonical::to_string(&Value::Object(self.arguments.clone()));
-        hex::encode(Sha256::digest(text.as_bytes()))
+        canonical::sha256_hex(&Value::Object(self.arguments.clone()))
     }
 
     /// The codec's associated data (module docs).
