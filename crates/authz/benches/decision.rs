@@ -16,14 +16,21 @@ use kosha_authz::{Ask, Decision, Policies, testing};
 use serde_json::json;
 
 /// 100 policies in scope for `raise_dispute`: 50 permits on the principal, 50 forbids on the
-/// arguments (none of which applies to the call measured).
-fn hundred() -> String {
-    let mut text = String::new();
+/// arguments (none of which applies to the call measured); with `permits = false`, the 50
+/// forbids and one permit, to show what Cedar spends on forbids alone.
+fn bench_set(permits: bool) -> String {
+    let mut text = String::from(if permits {
+        ""
+    } else {
+        "@id(\"p\")\npermit (principal, action, resource);\n"
+    });
     for i in 0..50 {
-        text.push_str(&format!(
-            "@id(\"p{i}\")\npermit (principal, action == Kosha::Action::\"raise_dispute\", resource)\n\
-             when {{ principal.roles.contains(\"agent\") && principal.client_id != \"c{i}\" }};\n"
-        ));
+        if permits {
+            text.push_str(&format!(
+                "@id(\"p{i}\")\npermit (principal, action == Kosha::Action::\"raise_dispute\", resource)\n\
+                 when {{ principal.roles.contains(\"agent\") && principal.client_id != \"c{i}\" }};\n"
+            ));
+        }
         text.push_str(&format!(
             "@id(\"f{i}\")\nforbid (principal, action == Kosha::Action::\"raise_dispute\", resource)\n\
              when {{ context.input.amount_minor > {} && context.input.reason like \"*x{i}*\" }};\n",
@@ -34,7 +41,8 @@ fn hundred() -> String {
 }
 
 fn decision(c: &mut Criterion) {
-    let hundred = Policies::parse(&hundred()).expect("the bench set validates");
+    let hundred = Policies::parse(&bench_set(true)).expect("the bench set validates");
+    let forbids = Policies::parse(&bench_set(false)).expect("the bench set validates");
     let agent = testing::principal("u1", &["agent"]);
     let args =
         json!({"transaction_id": "txn_000001", "reason": "charged twice", "amount_minor": 81240});
@@ -43,6 +51,10 @@ fn decision(c: &mut Criterion) {
     assert!(matches!(hundred.decide(&ask), Decision::Allow { .. }));
     c.bench_function("decide/100 policies in scope, 50 reading input", |b| {
         b.iter(|| black_box(hundred.decide(black_box(&ask))))
+    });
+    assert!(matches!(forbids.decide(&ask), Decision::Allow { .. }));
+    c.bench_function("decide/50 forbids reading input, 1 permit", |b| {
+        b.iter(|| black_box(forbids.decide(black_box(&ask))))
     });
     let read = json!({"transaction_id": "txn_000001"});
     let read = read.as_object().expect("an object");
